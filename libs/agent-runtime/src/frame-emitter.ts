@@ -1,0 +1,85 @@
+import { type Bus, publishFrame } from '@quill/bus';
+import { type AgentRole, frame, msgIds, type SseFrame } from '@quill/contracts';
+
+export interface EmitterSettings {
+  flushMs: number;
+  flushBytes: number;
+}
+
+export interface StepEmitter {
+  text(delta: string): void;
+  fileDelta(fileId: string, delta: string): void;
+  /** Any other frame: pending text is flushed first so the author sees events in order. */
+  emit(value: SseFrame): void;
+  /** Flushes and waits until every frame of the step is stored; throws the first publish error. */
+  close(): Promise<void>;
+  readonly framesPublished: number;
+}
+
+/**
+ * Coalesces text deltas into frames: a delta after an idle gap goes out at once (first-token
+ * latency), while sustained flow is batched per `flushMs` / `flushBytes`, so a run costs tens
+ * of messages per second rather than one per token.
+ */
+export function createStepEmitter(
+  bus: Bus,
+  identity: { runId: string; step: number; attempt: number; agent: AgentRole },
+  settings: EmitterSettings,
+): StepEmitter {
+  let index = 0;
+  let pending: { kind: 'text' | 'file'; fileId: string; content: string } | undefined;
+  let lastFlushAt = 0;
+  let timer: NodeJS.Timeout | undefined;
+  let firstError: unknown;
+  const inFlight = new Set<Promise<unknown>>();
+
+  const publish = (value: SseFrame) => {
+    const msgId = msgIds.frame(identity.runId, identity.step, identity.attempt, index++);
+    const sent = publishFrame(bus, value, { msgId, quiet: true }).catch((error: unknown) => {
+      firstError ??= error;
+    });
+    inFlight.add(sent);
+    void sent.finally(() => inFlight.delete(sent));
+  };
+
+  const flush = () => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    if (!pending) return;
+    const { kind, fileId, content } = pending;
+    pending = undefined;
+    lastFlushAt = performance.now();
+    publish(
+      kind === 'text'
+        ? frame('text', identity.runId, { agent: identity.agent, content })
+        : frame('file_delta', identity.runId, { file_id: fileId, content }),
+    );
+  };
+
+  const add = (kind: 'text' | 'file', fileId: string, delta: string) => {
+    if (!delta) return;
+    if (pending && (pending.kind !== kind || pending.fileId !== fileId)) flush();
+    if (pending) pending.content += delta;
+    else pending = { kind, fileId, content: delta };
+    const sinceFlush = performance.now() - lastFlushAt;
+    if (pending.content.length >= settings.flushBytes || sinceFlush >= settings.flushMs) flush();
+    else timer ??= setTimeout(flush, settings.flushMs - sinceFlush);
+  };
+
+  return {
+    text: (delta) => add('text', '', delta),
+    fileDelta: (fileId, delta) => add('file', fileId, delta),
+    emit(value) {
+      flush();
+      publish(value);
+    },
+    async close() {
+      flush();
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+      if (firstError) throw firstError;
+    },
+    get framesPublished() {
+      return index;
+    },
+  };
+}

@@ -1,0 +1,40 @@
+import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { type BusNames, busNames } from '@quill/contracts';
+
+export interface Bus {
+  readonly connection: NatsConnection;
+  readonly js: JetStreamClient;
+  readonly jsm: JetStreamManager;
+  readonly names: BusNames;
+  /** Drains subscriptions and pending publishes, then closes. */
+  close(): Promise<void>;
+}
+
+export interface BusOptions {
+  url: string;
+  namespace: string;
+  /** Connection name shown by the server (`nats server report connections`). */
+  name: string;
+}
+
+export async function connectBus(options: BusOptions): Promise<Bus> {
+  const connection = await connect({
+    servers: options.url.split(','),
+    name: options.name,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 500,
+  });
+  const js = jetstream(connection);
+  const jsm = await jetstreamManager(connection);
+  return {
+    connection,
+    js,
+    jsm,
+    names: busNames(options.namespace),
+    async close() {
+      if (connection.isClosed()) return;
+      await connection.drain().catch(() => connection.close());
+    },
+  };
+}

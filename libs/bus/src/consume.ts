@@ -1,0 +1,146 @@
+import type { JsMsg } from '@nats-io/jetstream';
+import type { Logger } from 'pino';
+import type { z } from 'zod';
+import { decodeEnvelope, InvalidEnvelopeError } from './codec.ts';
+import type { Bus } from './connection.ts';
+import { contextFromHeaders, SpanKind, withSpan } from './tracing.ts';
+
+/** What to do with a message once its handler is done. */
+export type Disposition =
+  | { kind: 'ack' }
+  | { kind: 'nak'; delayMs?: number }
+  | { kind: 'term'; reason: string };
+export const ack: Disposition = { kind: 'ack' };
+export const nak = (delayMs?: number): Disposition =>
+  delayMs === undefined ? { kind: 'nak' } : { kind: 'nak', delayMs };
+export const term = (reason: string): Disposition => ({ kind: 'term', reason });
+
+export interface DeliveryContext {
+  readonly message: JsMsg;
+  readonly subject: string;
+  readonly deliveryCount: number;
+  /** Aborted when this replica shuts down: a handler should hand its work back (nak) quickly. */
+  readonly shutdown: AbortSignal;
+}
+
+export interface DurableConsumerOptions<S extends z.ZodType> {
+  stream: string;
+  consumer: string;
+  schema: S;
+  concurrency: number;
+  logger: Logger;
+  spanName: string;
+  handle(envelope: z.infer<S>, context: DeliveryContext): Promise<Disposition>;
+  /** Called after an invalid message was terminated, so the run it belongs to can be ended. */
+  onInvalid?(subject: string, error: InvalidEnvelopeError): Promise<void>;
+}
+
+export interface ConsumerHandle {
+  /** Stops pulling, signals in-flight handlers and waits for them. */
+  stop(): Promise<void>;
+  readonly inFlight: number;
+}
+
+/**
+ * Pulls one message per free slot, so a replica never holds more than `concurrency` messages
+ * (unprocessed prefetched messages would otherwise burn their ack_wait in a local buffer).
+ */
+export async function consumeDurable<S extends z.ZodType>(
+  bus: Bus,
+  options: DurableConsumerOptions<S>,
+): Promise<ConsumerHandle> {
+  const consumer = await bus.js.consumers.get(options.stream, options.consumer);
+  const shutdown = new AbortController();
+  const running = new Set<Promise<void>>();
+  let slotFreed: (() => void) | undefined;
+
+  const process = async (message: JsMsg) => {
+    const deliveryCount = message.info.deliveryCount;
+    let envelope: z.infer<S>;
+    try {
+      envelope = decodeEnvelope(options.schema, message.subject, message.data);
+    } catch (error) {
+      if (!(error instanceof InvalidEnvelopeError)) throw error;
+      options.logger.error({ subject: message.subject, issues: error.issues }, 'invalid envelope terminated');
+      message.term(error.message.slice(0, 200));
+      await options.onInvalid?.(message.subject, error);
+      return;
+    }
+    const parent = contextFromHeaders(message.headers);
+    const disposition = await withSpan(
+      options.spanName,
+      {
+        kind: SpanKind.CONSUMER,
+        attributes: {
+          'messaging.system': 'nats',
+          'messaging.destination.name': message.subject,
+          'messaging.nats.delivery_count': deliveryCount,
+        },
+        ...(parent ? { parent } : {}),
+      },
+      () =>
+        options.handle(envelope, {
+          message,
+          subject: message.subject,
+          deliveryCount,
+          shutdown: shutdown.signal,
+        }),
+    ).catch((error: unknown): Disposition => {
+      options.logger.error(
+        { err: error, subject: message.subject, deliveryCount },
+        'handler failed; will retry',
+      );
+      return nak(1000);
+    });
+    if (disposition.kind === 'ack') await message.ackAck().catch(() => message.ack());
+    else if (disposition.kind === 'term') message.term(disposition.reason);
+    else message.nak(disposition.delayMs);
+  };
+
+  const loop = async () => {
+    while (!shutdown.signal.aborted) {
+      if (running.size >= options.concurrency) {
+        await new Promise<void>((resolve) => {
+          slotFreed = resolve;
+        });
+        continue;
+      }
+      let message: JsMsg | null = null;
+      try {
+        message = await consumer.next({ expires: 2000 });
+      } catch (error) {
+        if (shutdown.signal.aborted) break;
+        options.logger.warn({ err: error, consumer: options.consumer }, 'pull failed; retrying');
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        continue;
+      }
+      if (!message) continue;
+      if (shutdown.signal.aborted) {
+        message.nak();
+        break;
+      }
+      const task = process(message).catch((error) =>
+        options.logger.error({ err: error }, 'message processing crashed'),
+      );
+      running.add(task);
+      void task.finally(() => {
+        running.delete(task);
+        slotFreed?.();
+        slotFreed = undefined;
+      });
+    }
+  };
+  const looping = loop();
+
+  return {
+    get inFlight() {
+      return running.size;
+    },
+    async stop() {
+      shutdown.abort();
+      slotFreed?.();
+      await looping;
+      await Promise.allSettled(running);
+    },
+  };
+}

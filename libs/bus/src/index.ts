@@ -1,0 +1,18 @@
+export { decodeEnvelope, encodeJson, InvalidEnvelopeError, runIdFromSubject } from './codec.ts';
+export { type Bus, type BusOptions, connectBus } from './connection.ts';
+export {
+  ack,
+  type ConsumerHandle,
+  consumeDurable,
+  type DeliveryContext,
+  type Disposition,
+  type DurableConsumerOptions,
+  nak,
+  term,
+} from './consume.ts';
+export { countStored, type OrderedItem, type OrderedReader, readOrdered, readStored } from './ordered.ts';
+export { type PublishOptions, publishCore, publishEnvelope, subjectFamily } from './publish.ts';
+export { BusRequestError, type Responder, requestReply, serveRequests } from './request.ts';
+export { publishFrame } from './run-events.ts';
+export { ensureRoleConsumer, ensureStreams, ensureUsageConsumer, type StreamSettings } from './streams.ts';
+export { contextFromHeaders, tracedHeaders } from './tracing.ts';

@@ -1,0 +1,95 @@
+import { DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
+import type { z } from 'zod';
+import { decodeEnvelope, InvalidEnvelopeError } from './codec.ts';
+import type { Bus } from './connection.ts';
+
+export interface OrderedItem<T> {
+  /** The JetStream stream sequence: the SSE `id:` and the resume point. */
+  readonly seq: number;
+  readonly subject: string;
+  /** Messages of the filter still waiting behind this one at delivery time (0 = caught up). */
+  readonly pending: number;
+  readonly envelope: T | undefined;
+  /** Set when the stored message does not parse; the reader decides how to end the run. */
+  readonly invalid?: InvalidEnvelopeError;
+}
+
+export interface OrderedReader<T> extends AsyncIterable<OrderedItem<T>> {
+  close(): Promise<void>;
+}
+
+/**
+ * Reads one subject of a stream in order from a sequence, live (an ordered consumer: no acks,
+ * recreated by the client on gaps). nats-server 2.9 takes a single filter subject string.
+ */
+export async function readOrdered<S extends z.ZodType>(
+  bus: Bus,
+  options: { stream: string; subject: string; schema: S; startSeq?: number },
+): Promise<OrderedReader<z.infer<S>>> {
+  const consumer = await bus.js.consumers.get(options.stream, {
+    filter_subjects: options.subject,
+    ...(options.startSeq && options.startSeq > 0
+      ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: options.startSeq }
+      : { deliver_policy: DeliverPolicy.All }),
+  });
+  const messages = await consumer.consume({ max_messages: 256 });
+  const source = messages[Symbol.asyncIterator]();
+  const toItem = (message: JsMsg): OrderedItem<z.infer<S>> => {
+    const base = { seq: message.seq, subject: message.subject, pending: message.info.pending };
+    try {
+      return { ...base, envelope: decodeEnvelope(options.schema, message.subject, message.data) };
+    } catch (error) {
+      if (!(error instanceof InvalidEnvelopeError)) throw error;
+      return { ...base, envelope: undefined, invalid: error };
+    }
+  };
+  let closed = false;
+  // nats.js finishes an iterator's close() only from inside its own iteration loop, so a reader
+  // that is not being iterated would wait forever: stop it, then let the loop run out.
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    messages.stop();
+    await source.return?.();
+  };
+  const iterator: AsyncIterator<OrderedItem<z.infer<S>>> = {
+    async next() {
+      const result = await source.next();
+      return result.done ? { done: true, value: undefined } : { done: false, value: toItem(result.value) };
+    },
+    async return() {
+      await close();
+      return { done: true, value: undefined };
+    },
+  };
+  return {
+    close,
+    [Symbol.asyncIterator]: () => iterator,
+  };
+}
+
+/** How many messages a stream holds on one subject right now. */
+export async function countStored(bus: Bus, stream: string, subject: string): Promise<number> {
+  const info = await bus.jsm.streams.info(stream, { subjects_filter: subject });
+  return info.state.subjects?.[subject] ?? 0;
+}
+
+/** Everything stored on a subject so far (replay), in order, then stops. */
+export async function readStored<S extends z.ZodType>(
+  bus: Bus,
+  options: { stream: string; subject: string; schema: S },
+): Promise<Array<OrderedItem<z.infer<S>>>> {
+  const expected = await countStored(bus, options.stream, options.subject);
+  const items: Array<OrderedItem<z.infer<S>>> = [];
+  if (expected === 0) return items;
+  const reader = await readOrdered(bus, options);
+  try {
+    for await (const item of reader) {
+      items.push(item);
+      if (item.pending === 0 || items.length >= expected) break;
+    }
+  } finally {
+    await reader.close();
+  }
+  return items;
+}

@@ -1,0 +1,9 @@
+export {
+  type Config,
+  type ConfigConflict,
+  ConfigError,
+  type ConfigSource,
+  loadConfig,
+  maskValue,
+} from './load.ts';
+export { CONFIG_KEYS, ConfigSchema, type ConfigValues } from './schema.ts';

@@ -1,0 +1,79 @@
+import { z } from 'zod';
+
+// Booleans accept only explicit spellings (STYLE 3): z.coerce.boolean() would read "false" as true.
+const bool = z.enum(['true', '1', 'false', '0']).transform((value) => value === 'true' || value === '1');
+const int = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
+const optionalString = z
+  .string()
+  .optional()
+  .transform((value) => (value ? value : undefined));
+
+/** Every setting with the default that runs locally (seed 003 §四). Names are the env var names. */
+export const ConfigSchema = z.object({
+  QUILL_ENV_PRIORITY: z.enum(['dotenv', 'process', 'none']).default('dotenv'),
+  QUILL_ENV_FILE: z.string().default('.env'),
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  SERVICE_INSTANCE_ID: optionalString,
+
+  NATS_URL: z.string().default('nats://127.0.0.1:4222'),
+  REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
+  DATABASE_URL: z.string().default('postgres://postgres@127.0.0.1:5432/quill'),
+  DATABASE_POOL_MAX: int(10, 1),
+  QUILL_BUS_NAMESPACE: z
+    .string()
+    .regex(/^[a-z0-9_]{0,32}$/)
+    .default(''),
+  QUILL_REDIS_PREFIX: z.string().default(''),
+
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalString,
+  OTEL_TRACES_SAMPLER_RATIO: z.coerce.number().min(0).max(1).default(1),
+  // Unset: derived from the entry file (services/<name>/src/main.ts → quill-<name>).
+  OTEL_SERVICE_NAME: optionalString,
+
+  GATEWAY_HOST: z.string().default('127.0.0.1'),
+  GATEWAY_PORT: int(8080),
+  GATEWAY_BODY_LIMIT_BYTES: int(1_048_576, 1024),
+  // Behind a load balancer the client address (rate limits, logs) comes from X-Forwarded-For.
+  GATEWAY_TRUST_PROXY: bool.default(false),
+
+  LLM_PRIMARY_BASE_URL: z.string().default('http://127.0.0.1:4010/v1'),
+  LLM_PRIMARY_API_KEY: z.string().default('quill-local-fake-key'),
+  LLM_PRIMARY_MODEL: z.string().default('quill-fake-1'),
+  LLM_BACKUP_BASE_URL: optionalString,
+  LLM_BACKUP_API_KEY: optionalString,
+  LLM_BACKUP_MODEL: optionalString,
+  LLM_MAX_INPUT_TOKENS: int(128_000, 1),
+  LLM_REQUEST_TIMEOUT_S: int(120, 1),
+
+  AGENT_ROUTER_STRATEGY: z.enum(['llm', 'off']).default('off'),
+  AGENT_COLLABORATION_MAX_ITERATIONS: int(12, 1),
+  AGENT_TOOL_CALL_MAX_ITERATIONS: int(60, 1),
+  AGENT_RUN_MAX_MODEL_CALLS: int(120, 1),
+  AGENT_RUN_WALL_CLOCK_TIMEOUT_S: int(780, 1),
+  AGENT_SSE_HEARTBEAT_INTERVAL_S: int(15, 1),
+  AGENT_AUTO_REVIEW_THRESHOLD_CHARS: int(500),
+  AGENT_CONTEXT_TOKEN_BUDGET: int(32_000, 1),
+  AGENT_CHAT_HISTORY_TOKEN_BUDGET: int(32_000, 1),
+  AGENT_DISCONNECT_GRACE_S: int(30),
+  AGENT_TEXT_FLUSH_MS: int(40, 1),
+  AGENT_TEXT_FLUSH_BYTES: int(512, 1),
+
+  USER_MAX_CONCURRENT_RUNS: int(2, 1),
+  SESSION_LOCK_TTL_MS: int(30_000, 1000),
+  QUILL_DEFAULT_CREDITS: int(100),
+
+  ROLES: z.string().default('planner,hook_designer,writer'),
+  WORKER_CONCURRENCY: int(8, 1),
+  ROUTER_CONCURRENCY: int(64, 1),
+  RUN_ACK_WAIT_S: int(30, 1),
+  RUN_MAX_DELIVER: int(5, 1),
+  TASK_ACK_WAIT_S: int(30, 1),
+  EVENTS_MAX_AGE_H: int(24, 1),
+  NATS_REQUEST_TIMEOUT_MS: int(10_000, 100),
+  SHUTDOWN_TIMEOUT_MS: int(10_000, 100),
+
+});
+
+export type ConfigValues = z.infer<typeof ConfigSchema>;
+export const CONFIG_KEYS = Object.keys(ConfigSchema.shape) as Array<keyof ConfigValues>;

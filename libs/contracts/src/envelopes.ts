@@ -1,0 +1,165 @@
+import { z } from 'zod';
+import { ChatMessage, TokenUsage } from './chat.ts';
+import { ERROR_CODES, type ErrorCode } from './errors.ts';
+import { SseFrame, WorkflowStoppedReason } from './frames.ts';
+import { AgentRole, GenerationMode, UiLanguage } from './roles.ts';
+
+/**
+ * Bus envelopes. Every body carries `v`; a consumer validates with these schemas and terminates
+ * (never redelivers forever) a message that does not parse.
+ */
+const v1 = z.literal(1);
+const id = z.string().min(1).max(64);
+const errorCode = z.enum(ERROR_CODES as [ErrorCode, ...ErrorCode[]]);
+
+export const RunStartEnvelope = z.object({
+  v: v1,
+  run_id: id,
+  session_id: id,
+  project_id: id,
+  user_id: id,
+  message_id: id,
+  message: z.string(),
+  focus_file_id: id.nullable(),
+  attached_file_ids: z.array(id),
+  generation_mode: GenerationMode,
+  ui_language: UiLanguage,
+  created_at: z.string(),
+});
+export type RunStartEnvelope = z.infer<typeof RunStartEnvelope>;
+
+export const TaskEnvelope = z.object({
+  v: v1,
+  run_id: id,
+  session_id: id,
+  project_id: id,
+  user_id: id,
+  step: z.number().int().nonnegative(),
+  role: AgentRole,
+  epoch: z.number().int().nonnegative(),
+  generation_mode: GenerationMode,
+  messages: z.array(ChatMessage),
+  directive: z.string().optional(),
+});
+export type TaskEnvelope = z.infer<typeof TaskEnvelope>;
+
+export const FileWrite = z.object({
+  file_id: id,
+  title: z.string(),
+  file_type: z.string(),
+  version: z.number().int(),
+  body_chars: z.number().int().nonnegative(),
+});
+export type FileWrite = z.infer<typeof FileWrite>;
+
+export const StepOutcome = z.enum(['completed', 'stopped', 'failed']);
+export type StepOutcome = z.infer<typeof StepOutcome>;
+
+/** What a worker reports for one dispatched step; the router's state is a fold over these. */
+export const StepResult = z.object({
+  step: z.number().int().nonnegative(),
+  role: AgentRole,
+  worker_instance: z.string(),
+  outcome: StepOutcome,
+  stop_reason: z.string(),
+  final_text: z.string(),
+  files_written: z.array(FileWrite),
+  error_code: errorCode.optional(),
+  model_calls: z.number().int().nonnegative(),
+  tool_calls: z.number().int().nonnegative(),
+  produced_prose_chars: z.number().int().nonnegative(),
+});
+export type StepResult = z.infer<typeof StepResult>;
+
+export const StepRecordEnvelope = z.discriminatedUnion('kind', [
+  z.object({ v: v1, kind: z.literal('dispatched'), run_id: id, step: z.number().int(), role: AgentRole }),
+  z.object({ v: v1, kind: z.literal('result'), run_id: id, result: StepResult }),
+]);
+export type StepRecordEnvelope = z.infer<typeof StepRecordEnvelope>;
+
+export const EventEnvelope = z.object({ v: v1, frame: SseFrame });
+export type EventEnvelope = z.infer<typeof EventEnvelope>;
+
+export const UsageEnvelope = z.object({
+  v: v1,
+  run_id: id,
+  user_id: id,
+  call_index: z.number().int().nonnegative(),
+  attempt: z.number().int().nonnegative(),
+  role: z.string(),
+  provider: z.string(),
+  model: z.string(),
+  usage: TokenUsage,
+});
+export type UsageEnvelope = z.infer<typeof UsageEnvelope>;
+
+export const ControlEnvelope = z.object({
+  v: v1,
+  run_id: id,
+  action: z.literal('stop'),
+  reason: WorkflowStoppedReason,
+});
+export type ControlEnvelope = z.infer<typeof ControlEnvelope>;
+
+// Request/reply services. Replies are either ok or carry a catalog code.
+export const ReplyError = z.object({ v: v1, ok: z.literal(false), code: errorCode });
+export type ReplyError = z.infer<typeof ReplyError>;
+
+export const ContextCompileRequest = z.object({
+  v: v1,
+  run_id: id,
+  session_id: id,
+  project_id: id,
+  user_id: id,
+  role: AgentRole,
+  message: z.string(),
+  focus_file_id: id.nullable(),
+  attached_file_ids: z.array(id),
+  ui_language: UiLanguage,
+});
+export type ContextCompileRequest = z.infer<typeof ContextCompileRequest>;
+
+export const ContextCompileReply = z.discriminatedUnion('ok', [
+  z.object({ v: v1, ok: z.literal(true), messages: z.array(ChatMessage) }),
+  ReplyError,
+]);
+export type ContextCompileReply = z.infer<typeof ContextCompileReply>;
+
+export const BillingReserveRequest = z.object({ v: v1, run_id: id, user_id: id });
+export type BillingReserveRequest = z.infer<typeof BillingReserveRequest>;
+export const BillingReserveReply = z.discriminatedUnion('ok', [
+  z.object({ v: v1, ok: z.literal(true), credits_left: z.number().int() }),
+  ReplyError,
+]);
+export type BillingReserveReply = z.infer<typeof BillingReserveReply>;
+
+export const RunOutcome = z.object({
+  terminal: z.enum(['complete', 'stopped', 'error']),
+  reason: z.string(),
+});
+export type RunOutcome = z.infer<typeof RunOutcome>;
+
+export const BillingSettleRequest = z.object({ v: v1, run_id: id, user_id: id, outcome: RunOutcome });
+export type BillingSettleRequest = z.infer<typeof BillingSettleRequest>;
+export const BillingDecision = z.enum(['charge', 'refund']);
+export type BillingDecision = z.infer<typeof BillingDecision>;
+export const BillingSettleReply = z.discriminatedUnion('ok', [
+  z.object({
+    v: v1,
+    ok: z.literal(true),
+    decision: BillingDecision,
+    reason: z.string(),
+    credits_refunded: z.number().int().nonnegative(),
+    duplicate: z.boolean(),
+  }),
+  ReplyError,
+]);
+export type BillingSettleReply = z.infer<typeof BillingSettleReply>;
+
+export const BillingBalanceRequest = z.object({ v: v1, user_id: id });
+export const BillingBalanceReply = z.discriminatedUnion('ok', [
+  z.object({ v: v1, ok: z.literal(true), credits: z.number().int() }),
+  ReplyError,
+]);
+
+export const HealthReply = z.object({ v: v1, service: z.string(), instance: z.string(), ok: z.boolean() });

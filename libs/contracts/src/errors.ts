@@ -1,0 +1,78 @@
+/**
+ * The one error catalog. Every code has a fixed author-facing message (details go to logs with
+ * the trace id, never to a client), an HTTP status when it can surface from the API, and the
+ * retryable / refundable flags that the `error` frame and billing settlement read.
+ */
+export interface ErrorSpec {
+  readonly http: number;
+  readonly message: string;
+  readonly retryable: boolean;
+  readonly refundable: boolean;
+}
+
+const spec = (http: number, message: string, retryable = false, refundable = true): ErrorSpec => ({
+  http,
+  message,
+  retryable,
+  refundable,
+});
+
+export const ERROR_CATALOG = {
+  // Request errors (HTTP only).
+  invalid_request: spec(400, 'The request is invalid.'),
+  unauthorized: spec(401, 'Authentication is required.'),
+  forbidden: spec(403, 'You do not have permission to do that in this project.'),
+  not_found: spec(404, 'Not found.'),
+  session_busy: spec(409, 'This session already has a run in progress.', true),
+  no_active_run: spec(409, 'This session has no run in progress.'),
+  payload_too_large: spec(413, 'The request body is too large.'),
+  rate_limited: spec(429, 'Too many requests; slow down and retry shortly.', true),
+  too_many_active_runs: spec(429, 'You already have the maximum number of runs in progress.', true),
+  steer_queue_full: spec(429, 'Too many pending interjections for this run.', true),
+  quota_exhausted: spec(402, 'Your AI writing credits are used up.'),
+  cost_cap_reached: spec(402, 'Your daily usage cap has been reached.'),
+  service_unavailable: spec(503, 'The service is temporarily unavailable; please retry.', true),
+  internal_error: spec(500, 'Something went wrong on our side; please retry.', true),
+  // Run errors (the `error` frame). A refundable error refunds the reserved credit when the run
+  // produced no substantive output (billing rules, seed 000 「流的终止、停止与计费」).
+  model_error: spec(502, 'The writing model failed to answer; please retry.', true),
+  model_unavailable: spec(503, 'The writing model is unavailable right now; please retry later.', true),
+  context_unavailable: spec(503, 'Could not prepare the project context; please retry.', true),
+  invalid_bus_message: spec(500, 'An internal message was malformed; the run was ended.', true),
+  worker_lost: spec(503, 'The worker running this step stopped responding; please retry.', true),
+  run_timeout: spec(504, 'The run took too long and was ended.', true),
+  tool_failure_circuit_open: spec(
+    500,
+    'A tool kept failing, so the run was ended to avoid wasting credits.',
+    false,
+    false,
+  ),
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;
+export const ERROR_CODES = Object.keys(ERROR_CATALOG) as ErrorCode[];
+
+/** An error that carries its catalog code; the edge maps it to HTTP or an `error` frame. */
+export class QuillError extends Error {
+  readonly code: ErrorCode;
+  readonly details: Record<string, unknown> | undefined;
+  constructor(code: ErrorCode, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {
+    super(ERROR_CATALOG[code].message, { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.details = options.details;
+  }
+  get spec(): ErrorSpec {
+    return ERROR_CATALOG[this.code];
+  }
+}
+
+export function isErrorCode(value: string): value is ErrorCode {
+  return Object.hasOwn(ERROR_CATALOG, value);
+}
+
+/** The JSON body every HTTP error response carries. */
+export function errorBody(code: ErrorCode, fields?: Record<string, string[]>) {
+  const { message, retryable } = ERROR_CATALOG[code];
+  return fields ? { error: { code, message, retryable, fields } } : { error: { code, message, retryable } };
+}

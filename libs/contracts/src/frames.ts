@@ -1,0 +1,169 @@
+import { z } from 'zod';
+import { ERROR_CATALOG, ERROR_CODES, type ErrorCode } from './errors.ts';
+import { AgentRole, GenerationMode } from './roles.ts';
+import { isoNow } from './time.ts';
+
+/**
+ * The SSE contract (seed 003 §四): frame names and fields exist only here. Additive only: new
+ * optional fields are safe, renames are not.
+ */
+const base = { run_id: z.string().min(1), ts: z.string() };
+const agent = AgentRole;
+
+/** workflow_stopped reasons that do not end the stream (seed 000: read_only_handoff_blocked). */
+export const NON_TERMINAL_WORKFLOW_STOPPED_REASONS = ['read_only_handoff_blocked'] as const;
+export const WORKFLOW_STOPPED_REASONS = [
+  ...NON_TERMINAL_WORKFLOW_STOPPED_REASONS,
+  'user_stopped',
+  'client_disconnected',
+  'wall_clock_timeout',
+  'no_progress',
+  'model_call_cap',
+  'tool_turns_exhausted',
+  'collaboration_cap',
+] as const;
+export const WorkflowStoppedReason = z.enum(WORKFLOW_STOPPED_REASONS);
+export type WorkflowStoppedReason = z.infer<typeof WorkflowStoppedReason>;
+
+export const FrameSchemas = {
+  run_started: z.object({
+    ...base,
+    type: z.literal('run_started'),
+    session_id: z.string(),
+    project_id: z.string(),
+    generation_mode: GenerationMode,
+  }),
+  agent_start: z.object({ ...base, type: z.literal('agent_start'), agent, step: z.number().int() }),
+  text: z.object({ ...base, type: z.literal('text'), agent, content: z.string() }),
+  thinking: z.object({ ...base, type: z.literal('thinking'), agent, content: z.string() }),
+  tool_call: z.object({
+    ...base,
+    type: z.literal('tool_call'),
+    agent,
+    tool_call_id: z.string(),
+    tool_name: z.string(),
+    arguments: z.record(z.string(), z.unknown()),
+  }),
+  tool_result: z.object({
+    ...base,
+    type: z.literal('tool_result'),
+    agent,
+    tool_call_id: z.string(),
+    tool_name: z.string(),
+    status: z.enum(['ok', 'error']),
+    error_type: z.string().optional(),
+    summary: z.string(),
+  }),
+  file_start: z.object({
+    ...base,
+    type: z.literal('file_start'),
+    agent,
+    file_id: z.string(),
+    title: z.string(),
+    file_type: z.string(),
+  }),
+  file_delta: z.object({ ...base, type: z.literal('file_delta'), file_id: z.string(), content: z.string() }),
+  file_saved: z.object({
+    ...base,
+    type: z.literal('file_saved'),
+    file_id: z.string(),
+    title: z.string(),
+    version: z.number().int(),
+    chars: z.number().int(),
+  }),
+  handoff: z.object({
+    ...base,
+    type: z.literal('handoff'),
+    from_agent: agent,
+    to_agent: agent,
+    reason: z.string(),
+  }),
+  steering_received: z.object({ ...base, type: z.literal('steering_received'), content: z.string() }),
+  clarification_requested: z.object({
+    ...base,
+    type: z.literal('clarification_requested'),
+    agent,
+    question: z.string(),
+  }),
+  workflow_stopped: z.object({ ...base, type: z.literal('workflow_stopped'), reason: WorkflowStoppedReason }),
+  workflow_complete: z.object({ ...base, type: z.literal('workflow_complete') }),
+  message_end: z.object({ ...base, type: z.literal('message_end'), agent, stop_reason: z.string() }),
+  error: z.object({
+    ...base,
+    type: z.literal('error'),
+    code: z.enum(ERROR_CODES as [ErrorCode, ...ErrorCode[]]),
+    message: z.string(),
+    retryable: z.boolean(),
+    refundable: z.boolean(),
+  }),
+  quota_refunded: z.object({ ...base, type: z.literal('quota_refunded'), credits: z.number().int() }),
+  done: z.object({ ...base, type: z.literal('done') }),
+} as const;
+
+export type FrameType = keyof typeof FrameSchemas;
+export const FRAME_TYPES = Object.keys(FrameSchemas) as FrameType[];
+
+export const SseFrame = z.discriminatedUnion('type', [
+  FrameSchemas.run_started,
+  FrameSchemas.agent_start,
+  FrameSchemas.text,
+  FrameSchemas.thinking,
+  FrameSchemas.tool_call,
+  FrameSchemas.tool_result,
+  FrameSchemas.file_start,
+  FrameSchemas.file_delta,
+  FrameSchemas.file_saved,
+  FrameSchemas.handoff,
+  FrameSchemas.steering_received,
+  FrameSchemas.clarification_requested,
+  FrameSchemas.workflow_stopped,
+  FrameSchemas.workflow_complete,
+  FrameSchemas.message_end,
+  FrameSchemas.error,
+  FrameSchemas.quota_refunded,
+  FrameSchemas.done,
+]);
+export type SseFrame = z.infer<typeof SseFrame>;
+export type FrameOf<T extends FrameType> = z.infer<(typeof FrameSchemas)[T]>;
+
+/** Builds a frame with its run id and a microsecond timestamp. */
+export function frame<T extends FrameType>(
+  type: T,
+  runId: string,
+  fields: Omit<FrameOf<T>, 'type' | 'run_id' | 'ts'>,
+): FrameOf<T> {
+  return { type, run_id: runId, ts: isoNow(), ...fields } as FrameOf<T>;
+}
+
+/** The `error` frame for a catalog code: fixed message and flags, never internal detail. */
+export function errorFrame(runId: string, code: ErrorCode): FrameOf<'error'> {
+  const { message, retryable, refundable } = ERROR_CATALOG[code];
+  return frame('error', runId, { code, message, retryable, refundable });
+}
+
+export function isTerminalFrame(value: SseFrame): boolean {
+  if (value.type === 'workflow_complete' || value.type === 'error') return true;
+  if (value.type === 'workflow_stopped') {
+    return !(NON_TERMINAL_WORKFLOW_STOPPED_REASONS as readonly string[]).includes(value.reason);
+  }
+  return false;
+}
+
+/** SSE wire format: the only place `data:` lines are written. */
+export function encodeSseFrame(value: SseFrame, id?: number | string): string {
+  const idLine = id === undefined ? '' : `id: ${id}\n`;
+  return `${idLine}data: ${JSON.stringify(value)}\n\n`;
+}
+
+export function encodeSseComment(text: string): string {
+  return `: ${text}\n\n`;
+}
+
+export const SSE_PROTOCOL_VERSION = '1';
+export const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache, no-transform',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+  'x-quill-protocol': SSE_PROTOCOL_VERSION,
+} as const;

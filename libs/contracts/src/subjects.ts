@@ -1,0 +1,78 @@
+/**
+ * Stream and subject names. A namespace prefixes every name so that tests (and, if wanted,
+ * several deployments on one NATS account) never see each other's messages.
+ */
+export interface BusNames {
+  readonly namespace: string;
+  readonly streams: { readonly runs: string; readonly tasks: string; readonly events: string };
+  readonly consumers: { readonly router: string; readonly billingUsage: string; role(role: string): string };
+  runStart(runId: string): string;
+  readonly runStartAll: string;
+  task(role: string, runId: string): string;
+  taskAll(role: string): string;
+  readonly taskEverything: string;
+  events(runId: string): string;
+  steps(runId: string): string;
+  usage(runId: string): string;
+  readonly usageAll: string;
+  readonly eventSubjects: readonly string[];
+  control(runId: string): string;
+  readonly contextCompile: string;
+  readonly billingReserve: string;
+  readonly billingSettle: string;
+  readonly billingBalance: string;
+  health(service: string): string;
+}
+
+const NAMESPACE_PATTERN = /^[a-z0-9_]{0,32}$/;
+
+export function busNames(namespace = ''): BusNames {
+  if (!NAMESPACE_PATTERN.test(namespace)) {
+    throw new Error(`bus namespace must match ${NAMESPACE_PATTERN}: ${namespace}`);
+  }
+  const s = namespace ? `${namespace}.` : '';
+  const stream = (name: string) => (namespace ? `${namespace.toUpperCase()}_${name}` : name);
+  const consumer = (name: string) => (namespace ? `${namespace}_${name}` : name);
+  return {
+    namespace,
+    streams: { runs: stream('RUNS'), tasks: stream('TASKS'), events: stream('EVENTS') },
+    consumers: {
+      router: consumer('router'),
+      billingUsage: consumer('billing_usage'),
+      role: (role) => consumer(`role_${role}`),
+    },
+    // DESIGN says run.start.<runId>, but that collides with EVENTS' run.*.events (run.start.events
+    // matches both) and JetStream refuses overlapping streams, so the work queue lives under runs.start.
+    runStart: (runId) => `${s}runs.start.${runId}`,
+    runStartAll: `${s}runs.start.*`,
+    task: (role, runId) => `${s}task.${role}.${runId}`,
+    taskAll: (role) => `${s}task.${role}.>`,
+    taskEverything: `${s}task.>`,
+    events: (runId) => `${s}run.${runId}.events`,
+    steps: (runId) => `${s}run.${runId}.steps`,
+    usage: (runId) => `${s}run.${runId}.usage`,
+    usageAll: `${s}run.*.usage`,
+    eventSubjects: [`${s}run.*.events`, `${s}run.*.steps`, `${s}run.*.usage`],
+    control: (runId) => `${s}run.${runId}.control`,
+    contextCompile: `${s}context.compile`,
+    billingReserve: `${s}billing.reserve`,
+    billingSettle: `${s}billing.settle`,
+    billingBalance: `${s}billing.balance`,
+    health: (service) => `${s}health.${service}`,
+  };
+}
+
+/** Message ids that make retried publishes idempotent (JetStream duplicate window). */
+export const msgIds = {
+  runStart: (runId: string) => `${runId}:start`,
+  runStarted: (runId: string) => `${runId}:run_started`,
+  terminal: (runId: string) => `${runId}:terminal`,
+  done: (runId: string) => `${runId}:done`,
+  refund: (runId: string) => `${runId}:quota_refunded`,
+  task: (runId: string, step: number) => `${runId}:step:${step}:task`,
+  dispatched: (runId: string, step: number) => `${runId}:step:${step}:dispatched`,
+  stepResult: (runId: string, step: number) => `${runId}:step:${step}:result`,
+  frame: (runId: string, step: number, attempt: number, index: number) =>
+    `${runId}:step:${step}:a${attempt}:f${index}`,
+  usage: (runId: string, callIndex: number, attempt: number) => `${runId}:usage:${callIndex}:${attempt}`,
+};

@@ -1,0 +1,23 @@
+import { isUuid } from './ids.ts';
+import type { Queryable } from './pool.ts';
+
+/** Opens the user's quota account with `credits` if it has none; an existing balance is kept. */
+export async function ensureQuotaAccount(db: Queryable, userId: string, credits: number): Promise<number> {
+  const { rows } = await db.query<{ credits: number }>(
+    `INSERT INTO quota_accounts (user_id, credits) VALUES ($1, $2)
+     ON CONFLICT (user_id) DO UPDATE SET user_id = EXCLUDED.user_id
+     RETURNING credits`,
+    [userId, credits],
+  );
+  return rows[0]!.credits;
+}
+
+/** The user's balance, or null when they have no quota account. */
+export async function getCredits(db: Queryable, userId: string): Promise<number | null> {
+  if (!isUuid(userId)) return null;
+  const { rows } = await db.query<{ credits: number }>(
+    'SELECT credits FROM quota_accounts WHERE user_id = $1',
+    [userId],
+  );
+  return rows[0]?.credits ?? null;
+}

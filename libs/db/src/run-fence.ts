@@ -1,0 +1,50 @@
+import type { Phase } from '@quill/contracts';
+import type pg from 'pg';
+import { isUuid } from './ids.ts';
+import { withTransaction } from './pool.ts';
+
+/** A write from a worker that no longer owns the run (DESIGN.md: a lost lease must not commit). */
+export class RunFencedError extends Error {
+  readonly runId: string;
+  readonly expectedEpoch: number;
+  /** null when the run does not exist. */
+  readonly actualPhase: Phase | null;
+  readonly actualEpoch: number | null;
+  constructor(runId: string, expectedEpoch: number, actualPhase: Phase | null, actualEpoch: number | null) {
+    super(
+      actualPhase === null
+        ? `run ${runId} does not exist`
+        : `run ${runId} is ${actualPhase} at epoch ${actualEpoch}; writer holds epoch ${expectedEpoch}`,
+    );
+    this.name = new.target.name;
+    this.runId = runId;
+    this.expectedEpoch = expectedEpoch;
+    this.actualPhase = actualPhase;
+    this.actualEpoch = actualEpoch;
+  }
+}
+
+/**
+ * Runs fn in a transaction that commits only while the run is `running` at the caller's epoch.
+ * The row is held FOR SHARE until commit, so a takeover (bumpRunEpoch) or finishRun waits for an
+ * in-flight write, and every write that starts after them is refused.
+ */
+export async function withRunFence<T>(
+  pool: pg.Pool,
+  fence: { runId: string; epoch: number },
+  fn: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  if (!isUuid(fence.runId)) throw new RunFencedError(fence.runId, fence.epoch, null, null);
+  return withTransaction(pool, async (client) => {
+    const { rows } = await client.query<{ phase: Phase; epoch: number }>(
+      'SELECT phase, epoch FROM runs WHERE run_id = $1 FOR SHARE',
+      [fence.runId],
+    );
+    const run = rows[0];
+    if (run === undefined) throw new RunFencedError(fence.runId, fence.epoch, null, null);
+    if (run.phase !== 'running' || run.epoch !== fence.epoch) {
+      throw new RunFencedError(fence.runId, fence.epoch, run.phase, run.epoch);
+    }
+    return fn(client);
+  });
+}

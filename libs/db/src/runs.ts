@@ -1,0 +1,178 @@
+import type { BillingDecision, GenerationMode, Phase } from '@quill/contracts';
+import { isUuid } from './ids.ts';
+import type { Queryable } from './pool.ts';
+
+export interface Run {
+  runId: string;
+  sessionId: string;
+  projectId: string;
+  userId: string;
+  phase: Phase;
+  stopReason: string | null;
+  errorCode: string | null;
+  billingDecision: BillingDecision | null;
+  epoch: number;
+  generationMode: GenerationMode;
+  modelCalls: number;
+  toolCalls: number;
+  createdAt: string;
+  updatedAt: string;
+  endedAt: string | null;
+}
+
+interface RunRow {
+  run_id: string;
+  session_id: string;
+  project_id: string;
+  user_id: string;
+  phase: Phase;
+  stop_reason: string | null;
+  error_code: string | null;
+  billing_decision: BillingDecision | null;
+  epoch: number;
+  generation_mode: GenerationMode;
+  model_calls: number;
+  tool_calls: number;
+  created_at: string;
+  updated_at: string;
+  ended_at: string | null;
+}
+
+const RUN_COLUMNS =
+  'run_id, session_id, project_id, user_id, phase, stop_reason, error_code, billing_decision, epoch, generation_mode, model_calls, tool_calls, created_at, updated_at, ended_at';
+
+/** Phases a run can still leave; finishRun and takeovers only touch runs in these. */
+export const ACTIVE_RUN_PHASES: readonly Phase[] = ['running', 'waiting_user'];
+
+function toRun(row: RunRow): Run {
+  return {
+    runId: row.run_id,
+    sessionId: row.session_id,
+    projectId: row.project_id,
+    userId: row.user_id,
+    phase: row.phase,
+    stopReason: row.stop_reason,
+    errorCode: row.error_code,
+    billingDecision: row.billing_decision,
+    epoch: row.epoch,
+    generationMode: row.generation_mode,
+    modelCalls: row.model_calls,
+    toolCalls: row.tool_calls,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    endedAt: row.ended_at,
+  };
+}
+
+/** Creates the run in phase `running`; creating the same run id again returns the existing run. */
+export async function createRun(
+  db: Queryable,
+  input: {
+    runId: string;
+    sessionId: string;
+    projectId: string;
+    userId: string;
+    generationMode: GenerationMode;
+  },
+): Promise<Run> {
+  await db.query(
+    `INSERT INTO runs (run_id, session_id, project_id, user_id, generation_mode) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (run_id) DO NOTHING`,
+    [input.runId, input.sessionId, input.projectId, input.userId, input.generationMode],
+  );
+  return (await getRun(db, input.runId))!;
+}
+
+export async function getRun(db: Queryable, runId: string): Promise<Run | null> {
+  if (!isUuid(runId)) return null;
+  const { rows } = await db.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE run_id = $1`, [runId]);
+  return rows[0] ? toRun(rows[0]) : null;
+}
+
+export async function getRunForUser(db: Queryable, runId: string, userId: string): Promise<Run | null> {
+  if (!isUuid(runId) || !isUuid(userId)) return null;
+  const { rows } = await db.query<RunRow>(
+    `SELECT ${RUN_COLUMNS} FROM runs WHERE run_id = $1 AND user_id = $2`,
+    [runId, userId],
+  );
+  return rows[0] ? toRun(rows[0]) : null;
+}
+
+/** The session's run that has not ended yet, if any. */
+export async function getActiveRunForSession(db: Queryable, sessionId: string): Promise<Run | null> {
+  if (!isUuid(sessionId)) return null;
+  const { rows } = await db.query<RunRow>(
+    `SELECT ${RUN_COLUMNS} FROM runs WHERE session_id = $1 AND phase = ANY($2::text[])
+     ORDER BY created_at DESC LIMIT 1`,
+    [sessionId, ACTIVE_RUN_PHASES],
+  );
+  return rows[0] ? toRun(rows[0]) : null;
+}
+
+export interface FinishRunInput {
+  phase: 'done' | 'error' | 'waiting_user';
+  stopReason?: string | null;
+  errorCode?: string | null;
+  billingDecision?: BillingDecision | null;
+  modelCalls?: number;
+  toolCalls?: number;
+}
+
+/**
+ * Moves an active run to its end phase. Only a run still `running` or `waiting_user` changes, so
+ * a redelivered or duplicated terminal step is a no-op; returns whether this call changed it.
+ * `waiting_user` (clarification) keeps the run open; done/error stamp ended_at.
+ */
+export async function finishRun(db: Queryable, runId: string, input: FinishRunInput): Promise<boolean> {
+  if (!isUuid(runId)) return false;
+  const { rowCount } = await db.query(
+    `UPDATE runs SET phase = $2,
+       stop_reason = COALESCE($3, stop_reason),
+       error_code = COALESCE($4, error_code),
+       billing_decision = COALESCE($5, billing_decision),
+       model_calls = COALESCE($6, model_calls),
+       tool_calls = COALESCE($7, tool_calls),
+       updated_at = now(),
+       ended_at = CASE WHEN $2 IN ('done', 'error') THEN now() ELSE ended_at END
+     WHERE run_id = $1 AND phase = ANY($8::text[])`,
+    [
+      runId,
+      input.phase,
+      input.stopReason ?? null,
+      input.errorCode ?? null,
+      input.billingDecision ?? null,
+      input.modelCalls ?? null,
+      input.toolCalls ?? null,
+      ACTIVE_RUN_PHASES,
+    ],
+  );
+  return rowCount === 1;
+}
+
+/** Records the settlement's decision once; a later different decision does not overwrite it. */
+export async function setRunBillingDecision(
+  db: Queryable,
+  runId: string,
+  decision: BillingDecision,
+): Promise<boolean> {
+  if (!isUuid(runId)) return false;
+  const { rowCount } = await db.query(
+    'UPDATE runs SET billing_decision = $2, updated_at = now() WHERE run_id = $1 AND billing_decision IS NULL',
+    [runId, decision],
+  );
+  return rowCount === 1;
+}
+
+/**
+ * Takes an active run over: the new epoch fences out every write from the previous owner
+ * (withRunFence). Returns the new epoch, or null when the run is unknown or already ended.
+ */
+export async function bumpRunEpoch(db: Queryable, runId: string): Promise<number | null> {
+  if (!isUuid(runId)) return null;
+  const { rows } = await db.query<{ epoch: number }>(
+    `UPDATE runs SET epoch = epoch + 1, updated_at = now()
+     WHERE run_id = $1 AND phase = ANY($2::text[]) RETURNING epoch`,
+    [runId, ACTIVE_RUN_PHASES],
+  );
+  return rows[0]?.epoch ?? null;
+}

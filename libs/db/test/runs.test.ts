@@ -1,0 +1,166 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testUrls } from '../../../test/support/urls.ts';
+import {
+  bumpRunEpoch,
+  createFile,
+  createProject,
+  createRun,
+  createSession,
+  createUser,
+  finishRun,
+  getActiveRunForSession,
+  getFile,
+  getRun,
+  getRunForUser,
+  RunFencedError,
+  saveFileContent,
+  withRunFence,
+} from '../src/index.ts';
+import { createTestDatabase, type TestDatabase } from '../src/testing.ts';
+
+let database: TestDatabase;
+let userId: string;
+let projectId: string;
+let sessionId: string;
+
+beforeAll(async () => {
+  database = await createTestDatabase({ serverUrl: testUrls.database });
+  userId = (await createUser(database.pool, { email: 'runs@example.com', displayName: 'Runs' })).id;
+  projectId = (await createProject(database.pool, { ownerId: userId, title: 'Runs' })).id;
+  sessionId = (await createSession(database.pool, { projectId, userId, title: 'chat' })).sessionId;
+});
+afterAll(async () => {
+  await database.drop();
+});
+
+function startRun() {
+  return createRun(database.pool, {
+    runId: crypto.randomUUID(),
+    sessionId,
+    projectId,
+    userId,
+    generationMode: 'fast',
+  });
+}
+
+describe('runs', () => {
+  it('creates a running run at epoch 0, idempotently', async () => {
+    const run = await startRun();
+    expect(run).toMatchObject({
+      phase: 'running',
+      epoch: 0,
+      modelCalls: 0,
+      endedAt: null,
+      generationMode: 'fast',
+    });
+    expect(run.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+    expect(await createRun(database.pool, { ...run, generationMode: 'quality' })).toEqual(run);
+    expect(await getRunForUser(database.pool, run.runId, userId)).toEqual(run);
+    expect(await getRunForUser(database.pool, run.runId, crypto.randomUUID())).toBeNull();
+  });
+
+  it('finishes a run exactly once', async () => {
+    const run = await startRun();
+    expect(await getActiveRunForSession(database.pool, sessionId)).not.toBeNull();
+    expect(
+      await finishRun(database.pool, run.runId, {
+        phase: 'done',
+        stopReason: 'complete',
+        modelCalls: 3,
+        toolCalls: 2,
+      }),
+    ).toBe(true);
+    expect(await finishRun(database.pool, run.runId, { phase: 'error', errorCode: 'model_error' })).toBe(
+      false,
+    );
+    const finished = await getRun(database.pool, run.runId);
+    expect(finished).toMatchObject({
+      phase: 'done',
+      stopReason: 'complete',
+      errorCode: null,
+      modelCalls: 3,
+      toolCalls: 2,
+    });
+    expect(finished?.endedAt).not.toBeNull();
+  });
+
+  it('lets a run waiting for the user finish later', async () => {
+    const run = await startRun();
+    expect(
+      await finishRun(database.pool, run.runId, { phase: 'waiting_user', stopReason: 'clarification' }),
+    ).toBe(true);
+    expect((await getRun(database.pool, run.runId))?.endedAt).toBeNull();
+    expect(await finishRun(database.pool, run.runId, { phase: 'done' })).toBe(true);
+    expect(await getRun(database.pool, run.runId)).toMatchObject({
+      phase: 'done',
+      stopReason: 'clarification',
+    });
+  });
+
+  it('bumps the epoch only while the run is active', async () => {
+    const run = await startRun();
+    expect(await bumpRunEpoch(database.pool, run.runId)).toBe(1);
+    expect(await bumpRunEpoch(database.pool, run.runId)).toBe(2);
+    await finishRun(database.pool, run.runId, { phase: 'done' });
+    expect(await bumpRunEpoch(database.pool, run.runId)).toBeNull();
+    expect(await bumpRunEpoch(database.pool, crypto.randomUUID())).toBeNull();
+  });
+});
+
+describe('withRunFence', () => {
+  it('commits the write while the run is running at the writer epoch', async () => {
+    const run = await startRun();
+    const file = await createFile(database.pool, { projectId, title: '第一章', fileType: 'draft' });
+    const version = await withRunFence(database.pool, { runId: run.runId, epoch: 0 }, (client) =>
+      saveFileContent(client, { fileId: file.id, content: '正文', source: 'ai', runId: run.runId }),
+    );
+    expect(version).toBe(1);
+    expect(await getFile(database.pool, projectId, file.id)).toMatchObject({ content: '正文', version: 1 });
+  });
+
+  it('refuses a writer whose epoch was taken over, without running its write', async () => {
+    const run = await startRun();
+    const file = await createFile(database.pool, { projectId, title: '第二章', fileType: 'draft' });
+    await bumpRunEpoch(database.pool, run.runId);
+    let ran = false;
+    const attempt = withRunFence(database.pool, { runId: run.runId, epoch: 0 }, async (client) => {
+      ran = true;
+      return saveFileContent(client, { fileId: file.id, content: '迟到的写入', source: 'ai' });
+    });
+    await expect(attempt).rejects.toMatchObject({
+      name: 'RunFencedError',
+      runId: run.runId,
+      expectedEpoch: 0,
+      actualPhase: 'running',
+      actualEpoch: 1,
+    });
+    expect(ran).toBe(false);
+    expect(await getFile(database.pool, projectId, file.id)).toMatchObject({ content: '', version: 0 });
+  });
+
+  it('refuses writes to a finished or unknown run', async () => {
+    const run = await startRun();
+    await finishRun(database.pool, run.runId, { phase: 'done' });
+    await expect(
+      withRunFence(database.pool, { runId: run.runId, epoch: 0 }, async () => 1),
+    ).rejects.toMatchObject({
+      actualPhase: 'done',
+      actualEpoch: 0,
+    });
+    const unknown = withRunFence(database.pool, { runId: crypto.randomUUID(), epoch: 0 }, async () => 1);
+    await expect(unknown).rejects.toBeInstanceOf(RunFencedError);
+    await expect(unknown).rejects.toMatchObject({ actualPhase: null });
+  });
+
+  it('rolls the write back when the work inside the fence fails', async () => {
+    const run = await startRun();
+    const file = await createFile(database.pool, { projectId, title: '第三章', fileType: 'draft' });
+    await expect(
+      withRunFence(database.pool, { runId: run.runId, epoch: 0 }, async (client) => {
+        await saveFileContent(client, { fileId: file.id, content: '半截', source: 'ai' });
+        throw new Error('stream broke');
+      }),
+    ).rejects.toThrow('stream broke');
+    expect(await getFile(database.pool, projectId, file.id)).toMatchObject({ content: '', version: 0 });
+  });
+});

@@ -1,0 +1,62 @@
+import { QuillError } from '@quill/contracts';
+
+export type LlmCallErrorKind = 'connection' | 'http' | 'timeout' | 'aborted' | 'stream_interrupted';
+
+export interface LlmCallErrorFields {
+  provider: string;
+  kind: LlmCallErrorKind;
+  /** Whether any text, thinking or tool-call delta reached the caller before the failure. */
+  outputStarted: boolean;
+  status?: number;
+  /** The provider's error code when it sent one, e.g. `context_length_exceeded`. */
+  providerCode?: string;
+  cause?: unknown;
+}
+
+/**
+ * A failed model call. Failover reads `outputStarted`: switching providers is only safe while the
+ * author has seen nothing from this call.
+ */
+export class LlmCallError extends Error {
+  readonly provider: string;
+  readonly kind: LlmCallErrorKind;
+  readonly outputStarted: boolean;
+  readonly status: number | undefined;
+  readonly providerCode: string | undefined;
+
+  constructor(fields: LlmCallErrorFields) {
+    const status = fields.status === undefined ? '' : ` ${fields.status}`;
+    super(`model call to ${fields.provider} failed: ${fields.kind}${status}`, { cause: fields.cause });
+    this.name = new.target.name;
+    this.provider = fields.provider;
+    this.kind = fields.kind;
+    this.outputStarted = fields.outputStarted;
+    this.status = fields.status;
+    this.providerCode = fields.providerCode;
+  }
+}
+
+// Statuses that say "this provider cannot serve now", as opposed to "this request is wrong".
+const UNAVAILABLE_STATUSES = new Set([408, 429, 500, 502, 503, 504, 529]);
+
+/** `model_unavailable` when the provider could not serve at all, `model_error` otherwise. */
+export function quillErrorCodeFor(error: LlmCallError): 'model_error' | 'model_unavailable' {
+  if (error.kind === 'connection' || error.kind === 'timeout') return 'model_unavailable';
+  if (error.kind === 'http' && error.status !== undefined && UNAVAILABLE_STATUSES.has(error.status)) {
+    return 'model_unavailable';
+  }
+  return 'model_error';
+}
+
+export function toQuillError(error: LlmCallError): QuillError {
+  return new QuillError(quillErrorCodeFor(error), {
+    cause: error,
+    details: {
+      provider: error.provider,
+      kind: error.kind,
+      status: error.status,
+      provider_code: error.providerCode,
+      output_started: error.outputStarted,
+    },
+  });
+}

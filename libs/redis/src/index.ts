@@ -1,0 +1,12 @@
+export type { Redis as RedisClient } from 'ioredis';
+export { createRedis, type RedisOptions } from './client.ts';
+export { type RedisKeys, redisKeys } from './keys.ts';
+export { defineLuaScript, type LuaScript } from './lua-script.ts';
+export { drainSteer, getStopFlag, pushSteer, setStopFlag } from './run-signals.ts';
+export { acquireSemaphore, countSemaphore, releaseSemaphore, renewSemaphore } from './semaphore.ts';
+export {
+  acquireSessionLock,
+  getSessionLockHolder,
+  releaseSessionLock,
+  renewSessionLock,
+} from './session-lock.ts';

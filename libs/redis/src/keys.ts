@@ -1,0 +1,29 @@
+/** Redis key builders (DESIGN.md "Redis"); every key carries the deployment / test prefix. */
+export interface RedisKeys {
+  readonly prefix: string;
+  sessionLock(sessionId: string): string;
+  userSemaphore(userId: string): string;
+  steer(runId: string): string;
+  stop(runId: string): string;
+  llmPin(sessionId: string): string;
+  llmBreaker(provider: string): string;
+  runModelCalls(runId: string): string;
+  /** Prefix for the per-user request rate limiter's own keys. */
+  readonly rateLimit: string;
+}
+
+/** `redisKeys('quill')` → `quill:lock:session:<id>`; an empty prefix gives the bare names. */
+export function redisKeys(prefix: string): RedisKeys {
+  const base = prefix === '' || prefix.endsWith(':') ? prefix : `${prefix}:`;
+  return {
+    prefix: base,
+    sessionLock: (sessionId) => `${base}lock:session:${sessionId}`,
+    userSemaphore: (userId) => `${base}sem:user:${userId}`,
+    steer: (runId) => `${base}steer:${runId}`,
+    stop: (runId) => `${base}stop:${runId}`,
+    llmPin: (sessionId) => `${base}llm:pin:${sessionId}`,
+    llmBreaker: (provider) => `${base}llm:cb:${provider}`,
+    runModelCalls: (runId) => `${base}run:model_calls:${runId}`,
+    rateLimit: `${base}rl:`,
+  };
+}

@@ -1,0 +1,47 @@
+import type { Redis } from 'ioredis';
+import { defineLuaScript } from './lua-script.ts';
+
+/**
+ * Records that a run was asked to stop, for workers that join after the broadcast on
+ * `run.<runId>.control` went out.
+ */
+export async function setStopFlag(redis: Redis, key: string, reason: string, ttlMs: number): Promise<void> {
+  await redis.set(key, reason, 'PX', ttlMs);
+}
+
+export async function getStopFlag(redis: Redis, key: string): Promise<string | null> {
+  return redis.get(key);
+}
+
+// Check and push in one step, so two interjections racing for the last slot cannot both win.
+const pushSteerScript = defineLuaScript(`
+local length = redis.call('LLEN', KEYS[1])
+if length >= tonumber(ARGV[2]) then return {0, length} end
+length = redis.call('RPUSH', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return {1, length}`);
+
+/** Queues an interjection for the run; refused (accepted false) when maxLength are already waiting. */
+export async function pushSteer(
+  redis: Redis,
+  key: string,
+  text: string,
+  maxLength: number,
+  ttlMs: number,
+): Promise<{ accepted: boolean; length: number }> {
+  const [accepted, length] = (await pushSteerScript.run(redis, [key], [text, maxLength, ttlMs])) as [
+    number,
+    number,
+  ];
+  return { accepted: accepted === 1, length };
+}
+
+/** Takes every queued interjection, oldest first; each one is handed out exactly once. */
+export async function drainSteer(redis: Redis, key: string): Promise<string[]> {
+  const results = await redis.multi().lrange(key, 0, -1).del(key).exec();
+  const [first] = results ?? [];
+  if (!first) throw new Error(`steer drain of ${key} was aborted`);
+  const [error, items] = first;
+  if (error) throw error;
+  return items as string[];
+}

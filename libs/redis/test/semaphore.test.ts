@@ -1,0 +1,51 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { testUrls } from '../../../test/support/urls.ts';
+import {
+  acquireSemaphore,
+  countSemaphore,
+  createRedis,
+  releaseSemaphore,
+  renewSemaphore,
+} from '../src/index.ts';
+import { deleteKeys, eventually, testKeys } from './helpers.ts';
+
+const redis = createRedis(testUrls.redis);
+const keys = testKeys();
+afterAll(async () => {
+  await deleteKeys(redis, keys);
+  await redis.quit();
+});
+
+describe('per-user semaphore', () => {
+  it('admits up to the limit and frees a slot on release', async () => {
+    const key = keys.userSemaphore('u1');
+    expect(await acquireSemaphore(redis, key, 'run-1', 2, 30_000)).toBe(true);
+    expect(await acquireSemaphore(redis, key, 'run-2', 2, 30_000)).toBe(true);
+    expect(await acquireSemaphore(redis, key, 'run-3', 2, 30_000)).toBe(false);
+    // A retried acquire by a holder keeps its one slot.
+    expect(await acquireSemaphore(redis, key, 'run-1', 2, 30_000)).toBe(true);
+    expect(await countSemaphore(redis, key)).toBe(2);
+
+    expect(await releaseSemaphore(redis, key, 'run-1')).toBe(true);
+    expect(await releaseSemaphore(redis, key, 'run-1')).toBe(false);
+    expect(await acquireSemaphore(redis, key, 'run-3', 2, 30_000)).toBe(true);
+    expect(await redis.pttl(key)).toBeGreaterThan(0);
+  });
+
+  it('lets an expired holder slot go to the next run', async () => {
+    const key = keys.userSemaphore('u2');
+    expect(await acquireSemaphore(redis, key, 'crashed', 1, 100)).toBe(true);
+    expect(await acquireSemaphore(redis, key, 'next', 1, 30_000)).toBe(false);
+    expect(await eventually(() => acquireSemaphore(redis, key, 'next', 1, 30_000))).toBe(true);
+    expect(await renewSemaphore(redis, key, 'crashed', 30_000)).toBe(false);
+    expect(await countSemaphore(redis, key)).toBe(1);
+  });
+
+  it('keeps a renewed holder past its first ttl', async () => {
+    const key = keys.userSemaphore('u3');
+    await acquireSemaphore(redis, key, 'alive', 1, 5_000);
+    expect(await renewSemaphore(redis, key, 'alive', 60_000)).toBe(true);
+    expect(await redis.pttl(key)).toBeGreaterThan(5_000);
+    expect(await acquireSemaphore(redis, key, 'other', 1, 30_000)).toBe(false);
+  });
+});

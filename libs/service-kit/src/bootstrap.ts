@@ -1,0 +1,66 @@
+import { type Bus, connectBus, ensureStreams } from '@quill/bus';
+import { type Config, loadConfig } from '@quill/config';
+import { createPool } from '@quill/db';
+import { createRedis, type RedisClient, type RedisKeys, redisKeys } from '@quill/redis';
+import { createLogger, shutdownTelemetry } from '@quill/telemetry';
+import type { Pool } from 'pg';
+import type { Logger } from 'pino';
+import { installShutdown } from './shutdown.ts';
+
+export interface ServiceRuntime {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly bus: Bus;
+  readonly pool: Pool;
+  readonly redis: RedisClient;
+  readonly keys: RedisKeys;
+  /** Registers work to stop first (consumers, servers), before connections close. */
+  onShutdown(stop: () => Promise<void>): void;
+}
+
+/**
+ * The connections every service needs, from one config read. Each `main.ts` calls this, wires
+ * its handlers, and leaves shutdown ordering here: service work first, then NATS drain, then
+ * pools, then the trace flush.
+ */
+export async function startService(service: string): Promise<ServiceRuntime> {
+  const config = loadConfig();
+  const logger = createLogger({ service, level: config.LOG_LEVEL, instanceId: config.instanceId });
+  for (const conflict of config.conflicts) {
+    logger.warn(conflict, 'config set differently in .env and the process environment');
+  }
+  const bus = await connectBus({
+    url: config.NATS_URL,
+    namespace: config.QUILL_BUS_NAMESPACE,
+    name: `${service}:${config.instanceId}`,
+  });
+  await ensureStreams(bus, {
+    eventsMaxAgeHours: config.EVENTS_MAX_AGE_H,
+    runAckWaitSeconds: config.RUN_ACK_WAIT_S,
+    runMaxDeliver: config.RUN_MAX_DELIVER,
+    taskAckWaitSeconds: config.TASK_ACK_WAIT_S,
+  });
+  const pool = createPool(config.DATABASE_URL, { max: config.DATABASE_POOL_MAX });
+  const redis = createRedis(config.REDIS_URL);
+  const stoppers: Array<() => Promise<void>> = [];
+  installShutdown({
+    logger,
+    timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    async stop() {
+      for (const stop of stoppers.reverse())
+        await stop().catch((error: unknown) => logger.error({ err: error }, 'stop failed'));
+      await bus.close();
+      await Promise.allSettled([pool.end(), redis.quit()]);
+      await shutdownTelemetry();
+    },
+  });
+  return {
+    config,
+    logger,
+    bus,
+    pool,
+    redis,
+    keys: redisKeys(config.QUILL_REDIS_PREFIX),
+    onShutdown: (stop) => stoppers.push(stop),
+  };
+}

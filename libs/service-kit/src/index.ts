@@ -1,0 +1,2 @@
+export { type ServiceRuntime, startService } from './bootstrap.ts';
+export { installShutdown } from './shutdown.ts';

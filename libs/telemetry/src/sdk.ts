@@ -1,0 +1,94 @@
+import { diag } from '@opentelemetry/api';
+import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import {
+  defaultResource,
+  hostDetector,
+  processDetector,
+  resourceFromAttributes,
+} from '@opentelemetry/resources';
+import { NodeSDK } from '@opentelemetry/sdk-node';
+import {
+  BatchSpanProcessor,
+  NoopSpanProcessor,
+  ParentBasedSampler,
+  type SpanExporter,
+  type SpanProcessor,
+  TraceIdRatioBasedSampler,
+} from '@opentelemetry/sdk-trace';
+import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+import type { FastifyOtelPlugin, TelemetryHandle } from './handle.ts';
+import { createInstrumentations } from './instrumentations.ts';
+
+export interface TelemetryOptions {
+  serviceName: string;
+  instanceId: string;
+  /** `deployment.environment.name`, e.g. NODE_ENV. */
+  environment?: string;
+  /** Base OTLP/HTTP URL (`/v1/traces` is appended). Unset: spans exist but are not exported. */
+  endpoint?: string;
+  /** Fraction of new traces sampled; a sampled parent's decision is always followed. */
+  samplerRatio?: number;
+  /** Replaces the OTLP exporter, e.g. an InMemorySpanExporter in tests. */
+  exporter?: SpanExporter;
+  /** Batch delay; short so a trace shows up in Jaeger (and in tests) while a run is still alive. */
+  scheduledDelayMillis?: number;
+}
+
+/**
+ * Starts the OpenTelemetry SDK and registers it globally. Without an endpoint a tracer is still
+ * installed: trace ids then still travel in NATS headers and appear in every log line, so logs of
+ * one run can be joined across services even where no collector runs.
+ */
+export function startTelemetry(options: TelemetryOptions): TelemetryHandle {
+  const instrumentations = createInstrumentations();
+  const exporter =
+    options.exporter ??
+    (options.endpoint ? new OTLPTraceExporter({ url: tracesUrl(options.endpoint) }) : undefined);
+  const spanProcessor: SpanProcessor = exporter
+    ? new BatchSpanProcessor({ exporter, scheduledDelayMillis: options.scheduledDelayMillis ?? 200 })
+    : new NoopSpanProcessor();
+
+  const sdk = new NodeSDK({
+    serviceName: options.serviceName,
+    resource: defaultResource().merge(
+      resourceFromAttributes({
+        [ATTR_SERVICE_NAME]: options.serviceName,
+        'service.instance.id': options.instanceId,
+        ...(options.environment ? { 'deployment.environment.name': options.environment } : {}),
+      }),
+    ),
+    // Not the default set: its instance-id detector would replace ours with a random UUID.
+    resourceDetectors: [hostDetector, processDetector],
+    textMapPropagator: new CompositePropagator({
+      propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()],
+    }),
+    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(options.samplerRatio ?? 1) }),
+    spanProcessors: [spanProcessor],
+    // Traces only: empty lists stop the SDK from building OTLP log and metric exporters from env.
+    metricReaders: [],
+    logRecordProcessors: [],
+    instrumentations: instrumentations.all,
+  });
+  sdk.start();
+
+  let shutdownPromise: Promise<void> | undefined;
+  return {
+    serviceName: options.serviceName,
+    flush: () => spanProcessor.forceFlush().catch(reportExportFailure),
+    shutdown: () => {
+      shutdownPromise ??= sdk.shutdown().catch(reportExportFailure);
+      return shutdownPromise;
+    },
+    fastifyPlugin: (): FastifyOtelPlugin => instrumentations.fastify.plugin(),
+  };
+}
+
+// An unreachable collector costs the spans, never the service (or its clean exit code).
+function reportExportFailure(error: unknown): void {
+  diag.warn('@quill/telemetry: span export failed', error);
+}
+
+function tracesUrl(endpoint: string): string {
+  return new URL('v1/traces', endpoint.endsWith('/') ? endpoint : `${endpoint}/`).toString();
+}

@@ -1,0 +1,94 @@
+import type { BillingDecision } from '@quill/contracts';
+import { withTransaction } from '@quill/db';
+import type { Pool } from 'pg';
+
+export type ReserveResult = { ok: true; creditsLeft: number } | { ok: false; code: 'quota_exhausted' };
+
+/**
+ * Pre-deducts one credit for a run, atomically: the balance can never go negative (the UPDATE
+ * only matches a positive balance) and a retried reserve for the same run deducts once.
+ */
+export async function reserveCredit(
+  pool: Pool,
+  input: { runId: string; userId: string; defaultCredits: number },
+): Promise<ReserveResult> {
+  return withTransaction(pool, async (client) => {
+    await client.query(
+      'INSERT INTO quota_accounts (user_id, credits) VALUES ($1, $2) ON CONFLICT (user_id) DO NOTHING',
+      [input.userId, input.defaultCredits],
+    );
+    const existing = await client.query<{ credits: number }>(
+      `SELECT q.credits FROM billing_ledger l JOIN quota_accounts q ON q.user_id = l.user_id
+       WHERE l.run_id = $1 AND l.kind = 'reserve'`,
+      [input.runId],
+    );
+    if (existing.rows[0]) return { ok: true, creditsLeft: existing.rows[0].credits };
+    const updated = await client.query<{ credits: number }>(
+      `UPDATE quota_accounts SET credits = credits - 1, updated_at = now()
+       WHERE user_id = $1 AND credits > 0 RETURNING credits`,
+      [input.userId],
+    );
+    if (!updated.rows[0]) return { ok: false, code: 'quota_exhausted' };
+    await client.query(
+      `INSERT INTO billing_ledger (run_id, user_id, kind, credits_delta, reason) VALUES ($1, $2, 'reserve', -1, 'run')`,
+      [input.runId, input.userId],
+    );
+    return { ok: true, creditsLeft: updated.rows[0].credits };
+  });
+}
+
+export interface Settlement {
+  decision: BillingDecision;
+  reason: string;
+  creditsRefunded: number;
+  duplicate: boolean;
+}
+
+/**
+ * Settles a run exactly once. The settlement row's primary key serialises concurrent settles:
+ * the loser of the insert reads the winner's decision, so money moves once and every caller
+ * sees the same answer.
+ */
+export async function settleRun(
+  pool: Pool,
+  input: { runId: string; userId: string; decision: BillingDecision; reason: string },
+): Promise<Settlement> {
+  return withTransaction(pool, async (client) => {
+    const reserved = await client.query<{ credits_delta: number }>(
+      `SELECT credits_delta FROM billing_ledger WHERE run_id = $1 AND kind = 'reserve'`,
+      [input.runId],
+    );
+    const refundable = reserved.rows[0] ? -reserved.rows[0].credits_delta : 0;
+    const creditsRefunded = input.decision === 'refund' ? refundable : 0;
+    const inserted = await client.query(
+      `INSERT INTO settlements (run_id, user_id, decision, reason, credits_refunded)
+       VALUES ($1, $2, $3, $4, $5) ON CONFLICT (run_id) DO NOTHING`,
+      [input.runId, input.userId, input.decision, input.reason, creditsRefunded],
+    );
+    if (inserted.rowCount === 0) {
+      const existing = await client.query<{
+        decision: BillingDecision;
+        reason: string;
+        credits_refunded: number;
+      }>('SELECT decision, reason, credits_refunded FROM settlements WHERE run_id = $1', [input.runId]);
+      const row = existing.rows[0]!;
+      return {
+        decision: row.decision,
+        reason: row.reason,
+        creditsRefunded: row.credits_refunded,
+        duplicate: true,
+      };
+    }
+    await client.query(
+      `INSERT INTO billing_ledger (run_id, user_id, kind, credits_delta, reason) VALUES ($1, $2, $3, $4, $5)`,
+      [input.runId, input.userId, input.decision, creditsRefunded, input.reason],
+    );
+    if (creditsRefunded > 0) {
+      await client.query(
+        'UPDATE quota_accounts SET credits = credits + $2, updated_at = now() WHERE user_id = $1',
+        [input.userId, creditsRefunded],
+      );
+    }
+    return { decision: input.decision, reason: input.reason, creditsRefunded, duplicate: false };
+  });
+}

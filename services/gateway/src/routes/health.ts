@@ -1,0 +1,32 @@
+import type { FastifyInstance } from 'fastify';
+import type { GatewayDependencies } from '../app.ts';
+
+/** Liveness of every dependency plus the visible config conflicts (seed 003 坑 1). */
+export function registerHealthRoutes(app: FastifyInstance, dependencies: GatewayDependencies): void {
+  app.get('/health', async (_request, reply) => {
+    const checks = await Promise.all([
+      probe('postgres', () => dependencies.pool.query('SELECT 1')),
+      probe('redis', () => dependencies.redis.ping()),
+      probe('nats', () => dependencies.bus.jsm.getAccountInfo()),
+    ]);
+    const ok = checks.every((check) => check.ok);
+    return reply.code(ok ? 200 : 503).send({
+      status: ok ? 'ok' : 'degraded',
+      instance: dependencies.instanceId,
+      dependencies: Object.fromEntries(checks.map((check) => [check.name, check.ok ? 'ok' : 'unavailable'])),
+      config_conflicts: dependencies.configConflicts,
+    });
+  });
+}
+
+async function probe(name: string, check: () => Promise<unknown>): Promise<{ name: string; ok: boolean }> {
+  try {
+    await Promise.race([
+      check(),
+      new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000).unref()),
+    ]);
+    return { name, ok: true };
+  } catch {
+    return { name, ok: false };
+  }
+}

@@ -1,0 +1,156 @@
+import { randomUUID } from 'node:crypto';
+import { type Bus, BusRequestError, publishEnvelope, publishFrame, requestReply } from '@quill/bus';
+import {
+  type AgentStreamBody,
+  BillingReserveReply,
+  BillingReserveRequest,
+  BillingSettleReply,
+  BillingSettleRequest,
+  frame,
+  isoNow,
+  msgIds,
+  QuillError,
+  RunStartEnvelope,
+} from '@quill/contracts';
+import {
+  appendMessage,
+  createRun,
+  createSession,
+  finishRun,
+  getProjectForUser,
+  getSessionForUser,
+  setSessionPhase,
+  type User,
+} from '@quill/db';
+import { acquireSessionLock, type RedisClient, type RedisKeys, releaseSessionLock } from '@quill/redis';
+import type { FastifyBaseLogger as Logger } from 'fastify';
+import type { Pool } from 'pg';
+
+export interface LauncherDependencies {
+  bus: Bus;
+  pool: Pool;
+  redis: RedisClient;
+  keys: RedisKeys;
+  settings: { sessionLockTtlMs: number; requestTimeoutMs: number };
+}
+
+export interface LaunchedRun {
+  runId: string;
+  sessionId: string;
+}
+
+/**
+ * Everything between a valid `/agent/stream` request and a published `runs.start`: access,
+ * the one-run-per-session lock, the credit reservation, the run row and the first frame. Any
+ * failure after the lock undoes what was done, so a refused request leaves no half-started run
+ * and no credit taken.
+ */
+export function createRunLauncher(dependencies: LauncherDependencies) {
+  const { bus, pool, redis, keys } = dependencies;
+
+  return async function launch(user: User, body: AgentStreamBody, logger: Logger): Promise<LaunchedRun> {
+    const access = await getProjectForUser(pool, body.project_id, user.id);
+    if (!access) throw new QuillError('not_found');
+    if (access.memberRole === 'viewer') throw new QuillError('forbidden');
+    const session = body.session_id
+      ? await getSessionForUser(pool, body.session_id, user.id)
+      : await createSession(pool, {
+          projectId: body.project_id,
+          userId: user.id,
+          title: body.message.slice(0, 40),
+        });
+    if (!session || session.projectId !== body.project_id) throw new QuillError('not_found');
+
+    const runId = randomUUID();
+    const lockKey = keys.sessionLock(session.sessionId);
+    if (!(await acquireSessionLock(redis, lockKey, runId, dependencies.settings.sessionLockTtlMs))) {
+      throw new QuillError('session_busy');
+    }
+    let reserved = false;
+    try {
+      const reservation = await requestReply(
+        bus,
+        bus.names.billingReserve,
+        { request: BillingReserveRequest, reply: BillingReserveReply },
+        { v: 1, run_id: runId, user_id: user.id },
+        { timeoutMs: dependencies.settings.requestTimeoutMs },
+      );
+      if (!reservation.ok)
+        throw new QuillError(reservation.code === 'quota_exhausted' ? 'quota_exhausted' : 'cost_cap_reached');
+      reserved = true;
+
+      await createRun(pool, {
+        runId,
+        sessionId: session.sessionId,
+        projectId: body.project_id,
+        userId: user.id,
+        generationMode: body.generation_mode,
+      });
+      const message = await appendMessage(pool, {
+        sessionId: session.sessionId,
+        runId,
+        role: 'user',
+        content: body.message,
+      });
+      await setSessionPhase(pool, session.sessionId, 'running');
+      await publishFrame(
+        bus,
+        frame('run_started', runId, {
+          session_id: session.sessionId,
+          project_id: body.project_id,
+          generation_mode: body.generation_mode,
+        }),
+        { msgId: msgIds.runStarted(runId) },
+      );
+      await publishEnvelope(
+        bus,
+        bus.names.runStart(runId),
+        RunStartEnvelope,
+        {
+          v: 1,
+          run_id: runId,
+          session_id: session.sessionId,
+          project_id: body.project_id,
+          user_id: user.id,
+          message_id: message.id,
+          message: body.message,
+          focus_file_id: body.focus_file_id ?? null,
+          attached_file_ids: body.attached_file_ids,
+          generation_mode: body.generation_mode,
+          ui_language: body.ui_language,
+          created_at: isoNow(),
+        },
+        { msgId: msgIds.runStart(runId) },
+      );
+      return { runId, sessionId: session.sessionId };
+    } catch (error) {
+      await undo(runId, session.sessionId, user.id, reserved, logger);
+      await releaseSessionLock(redis, lockKey, runId);
+      if (error instanceof QuillError) throw error;
+      if (error instanceof BusRequestError) throw new QuillError('service_unavailable', { cause: error });
+      throw new QuillError('internal_error', { cause: error });
+    }
+  };
+
+  async function undo(runId: string, sessionId: string, userId: string, reserved: boolean, logger: Logger) {
+    try {
+      await finishRun(pool, runId, {
+        phase: 'error',
+        errorCode: 'service_unavailable',
+        stopReason: 'launch_failed',
+      });
+      await setSessionPhase(pool, sessionId, 'idle');
+      if (reserved) {
+        await requestReply(
+          bus,
+          bus.names.billingSettle,
+          { request: BillingSettleRequest, reply: BillingSettleReply },
+          { v: 1, run_id: runId, user_id: userId, outcome: { terminal: 'error', reason: 'launch_failed' } },
+          { timeoutMs: dependencies.settings.requestTimeoutMs },
+        );
+      }
+    } catch (error) {
+      logger.error({ err: error, run_id: runId }, 'could not undo a failed launch');
+    }
+  }
+}

@@ -1,0 +1,97 @@
+import { type Bus, publishFrame, requestReply } from '@quill/bus';
+import {
+  type BillingDecision,
+  BillingSettleReply,
+  BillingSettleRequest,
+  errorFrame,
+  frame,
+  msgIds,
+  type RunStartEnvelope,
+  type SseFrame,
+} from '@quill/contracts';
+import { appendMessage, finishRun, setSessionPhase } from '@quill/db';
+import { type RedisClient, type RedisKeys, releaseSessionLock } from '@quill/redis';
+import type { Pool } from 'pg';
+import type { Logger } from 'pino';
+import type { RunState } from './run-state.ts';
+import { assistantReply, type FinishOutcome, toRunOutcome } from './workflow.ts';
+
+export interface FinisherDependencies {
+  bus: Bus;
+  pool: Pool;
+  redis: RedisClient;
+  keys: RedisKeys;
+  requestTimeoutMs: number;
+}
+
+/**
+ * Ends a run. Every step is idempotent and ordered so that a router dying anywhere in here can
+ * be replaced by another that redoes it: frames carry fixed msg ids (JetStream stores each once),
+ * settlement is once per run in billing, and the run row only transitions from running once.
+ */
+export async function finishRunWith(
+  dependencies: FinisherDependencies,
+  start: RunStartEnvelope,
+  state: RunState,
+  outcome: FinishOutcome,
+  logger: Logger,
+): Promise<void> {
+  const { bus, pool } = dependencies;
+  const runId = start.run_id;
+  await publishFrame(bus, terminalFrame(runId, outcome), { msgId: msgIds.terminal(runId) });
+
+  let billingDecision: BillingDecision | undefined;
+  try {
+    const settlement = await requestReply(
+      bus,
+      bus.names.billingSettle,
+      { request: BillingSettleRequest, reply: BillingSettleReply },
+      { v: 1, run_id: runId, user_id: start.user_id, outcome: toRunOutcome(outcome) },
+      { timeoutMs: dependencies.requestTimeoutMs },
+    );
+    if (settlement.ok) {
+      billingDecision = settlement.decision;
+      if (settlement.credits_refunded > 0) {
+        await publishFrame(bus, frame('quota_refunded', runId, { credits: settlement.credits_refunded }), {
+          msgId: msgIds.refund(runId),
+        });
+      }
+    } else {
+      logger.error({ code: settlement.code }, 'settlement refused');
+    }
+  } catch (error) {
+    // `done` must still follow the terminal frame; the run row keeps billing_decision null,
+    // which is what a reconciliation job looks for.
+    logger.error({ err: error }, 'settlement failed; run left unsettled');
+  }
+  await publishFrame(bus, frame('done', runId, {}), { msgId: msgIds.done(runId) });
+
+  const results = [...state.results.values()];
+  const changed = await finishRun(pool, runId, {
+    phase: outcome.terminal === 'error' ? 'error' : 'done',
+    stopReason:
+      outcome.terminal === 'stopped'
+        ? outcome.reason
+        : outcome.terminal === 'complete'
+          ? 'completed'
+          : 'error',
+    ...(outcome.terminal === 'error' ? { errorCode: outcome.code } : {}),
+    ...(billingDecision ? { billingDecision } : {}),
+    modelCalls: results.reduce((sum, result) => sum + result.model_calls, 0),
+    toolCalls: results.reduce((sum, result) => sum + result.tool_calls, 0),
+  });
+  if (changed) {
+    const reply = assistantReply(state);
+    if (reply)
+      await appendMessage(pool, { sessionId: start.session_id, runId, role: 'assistant', content: reply });
+    await setSessionPhase(pool, start.session_id, 'idle');
+  }
+  await releaseSessionLock(dependencies.redis, dependencies.keys.sessionLock(start.session_id), runId);
+  logger.info({ outcome, billing_decision: billingDecision }, 'run finished');
+}
+
+function terminalFrame(runId: string, outcome: FinishOutcome): SseFrame {
+  if (outcome.terminal === 'complete') return frame('workflow_complete', runId, {});
+  if (outcome.terminal === 'stopped') return frame('workflow_stopped', runId, { reason: outcome.reason });
+  return errorFrame(runId, outcome.code);
+}

@@ -1,0 +1,91 @@
+import { readFileSync } from 'node:fs';
+import { CONFIG_KEYS } from '@quill/config';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+
+interface ComposeService {
+  image?: string;
+  build?: { context?: string; dockerfile?: string };
+  command?: string[] | string;
+  environment?: Record<string, string | number | boolean | null> | string[];
+  ports?: string[];
+  depends_on?: Record<string, { condition: string }> | string[];
+  healthcheck?: { test: string[] | string };
+}
+
+const compose = parse(readFileSync(new URL('../../docker-compose.yml', import.meta.url), 'utf8'), {
+  // Compose resolves `<<:` merge keys; the shared environment and dependencies rely on them.
+  merge: true,
+}) as { services: Record<string, ComposeService> };
+const services = compose.services;
+
+const APP_SERVICES = ['gateway', 'router', 'writer', 'reviewer', 'context', 'billing'];
+const INFRASTRUCTURE = ['nats', 'redis', 'postgres', 'jaeger', 'fake-llm'];
+// Read by the image's CMD to pick services/<SERVICE>/src/main.ts, not by the application.
+const IMAGE_VARIABLES = new Set(['SERVICE']);
+
+function environmentOf(service: ComposeService): Record<string, string> {
+  const environment = service.environment ?? {};
+  if (Array.isArray(environment)) {
+    return Object.fromEntries(environment.map((entry) => entry.split(/=(.*)/s).slice(0, 2)));
+  }
+  return Object.fromEntries(Object.entries(environment).map(([key, value]) => [key, String(value ?? '')]));
+}
+
+function commandOf(service: ComposeService): string[] {
+  return typeof service.command === 'string' ? service.command.split(/\s+/) : (service.command ?? []);
+}
+
+describe('docker-compose.yml', () => {
+  it('declares the six services and the infrastructure they need', () => {
+    for (const name of [...APP_SERVICES, ...INFRASTRUCTURE, 'migrate']) {
+      expect(services, name).toHaveProperty(name);
+    }
+  });
+
+  it('runs NATS with JetStream enabled', () => {
+    expect(commandOf(services.nats!)).toContain('-js');
+  });
+
+  it('builds every service from deploy/Dockerfile with the shared connection settings', () => {
+    for (const name of APP_SERVICES) {
+      const service = services[name]!;
+      expect(service.build?.dockerfile, name).toBe('deploy/Dockerfile');
+      const environment = environmentOf(service);
+      expect(environment.SERVICE, name).toBe(name);
+      for (const key of ['NATS_URL', 'REDIS_URL', 'DATABASE_URL', 'OTEL_EXPORTER_OTLP_ENDPOINT']) {
+        expect(environment[key], `${name} ${key}`).toBeTruthy();
+      }
+      expect(environment.NATS_URL).toBe('nats://nats:4222');
+      expect(environment.OTEL_EXPORTER_OTLP_ENDPOINT).toBe('http://jaeger:4318');
+    }
+  });
+
+  it('starts application services only after infrastructure is healthy and migrations ran', () => {
+    for (const name of APP_SERVICES) {
+      const dependsOn = services[name]!.depends_on as Record<string, { condition: string }>;
+      expect(dependsOn.nats?.condition, name).toBe('service_healthy');
+      expect(dependsOn.postgres?.condition, name).toBe('service_healthy');
+      expect(dependsOn.migrate?.condition, name).toBe('service_completed_successfully');
+    }
+  });
+
+  it('publishes the gateway on all interfaces', () => {
+    expect(services.gateway!.ports?.length).toBeGreaterThan(0);
+    expect(environmentOf(services.gateway!).GATEWAY_HOST).toBe('0.0.0.0');
+  });
+
+  it('uses only settings that libs/config knows, so compose cannot drift from config', () => {
+    const known = new Set<string>(CONFIG_KEYS);
+    const quillImageServices = Object.entries(services).filter(
+      ([, service]) => service.build?.dockerfile === 'deploy/Dockerfile',
+    );
+    expect(quillImageServices.length).toBeGreaterThanOrEqual(APP_SERVICES.length + 2);
+    for (const [name, service] of quillImageServices) {
+      for (const key of Object.keys(environmentOf(service))) {
+        if (IMAGE_VARIABLES.has(key)) continue;
+        expect(known.has(key), `${name} sets ${key}, which is not in libs/config`).toBe(true);
+      }
+    }
+  });
+});

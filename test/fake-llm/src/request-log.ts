@@ -1,0 +1,40 @@
+/** One chat completion request as the fake received it. */
+export interface RecordedRequest {
+  run_id: string | null;
+  role: string | null;
+  /** ms since the epoch */
+  received_at: number;
+  body: unknown;
+}
+
+export interface RequestFilter {
+  run_id?: string;
+  role?: string;
+}
+
+export interface RequestLog {
+  record(entry: RecordedRequest): void;
+  list(filter?: RequestFilter): RecordedRequest[];
+  clear(): void;
+}
+
+/** Keeps the newest `limit` requests so that long benchmarks do not grow memory without bound. */
+export function createRequestLog(limit: number): RequestLog {
+  let entries: RecordedRequest[] = [];
+  return {
+    record(entry) {
+      entries.push(entry);
+      if (entries.length > limit) entries.shift();
+    },
+    list(filter = {}) {
+      return entries.filter(
+        (entry) =>
+          (filter.run_id === undefined || entry.run_id === filter.run_id) &&
+          (filter.role === undefined || entry.role === filter.role),
+      );
+    },
+    clear() {
+      entries = [];
+    },
+  };
+}

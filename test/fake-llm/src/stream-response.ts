@@ -1,0 +1,103 @@
+import type { ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createChunkWriter, preciseNow } from './chunk-writer.ts';
+import type { CompletionPlan } from './completion-plan.ts';
+
+export interface StreamSettings {
+  completionId: string;
+  model: string;
+  includeUsage: boolean;
+  ttftMs: number;
+  tokensPerSecond: number;
+  signal: AbortSignal;
+}
+
+type Delta = Record<string, unknown>;
+
+/** Streams a planned completion in the exact `chat.completion.chunk` SSE format of OpenAI. */
+export async function writeCompletionStream(
+  response: ServerResponse,
+  plan: CompletionPlan,
+  settings: StreamSettings,
+): Promise<void> {
+  const { signal } = settings;
+  const created = Math.floor(Date.now() / 1000);
+  const line = (delta: Delta, finishReason: string | null): string => {
+    const chunk = {
+      id: settings.completionId,
+      object: 'chat.completion.chunk',
+      created,
+      model: settings.model,
+      system_fingerprint: null,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+      ...(settings.includeUsage ? { usage: null } : {}),
+      // Not part of the OpenAI format: lets benchmarks measure how long Quill took to relay a token.
+      x_emitted_at: preciseNow(),
+    };
+    return `data: ${JSON.stringify(chunk)}\n\n`;
+  };
+
+  response.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+  });
+  const writer = createChunkWriter(response, signal);
+  await writer.push(line({ role: 'assistant', content: '', refusal: null }, null));
+  await writer.flush();
+  if (settings.ttftMs > 0) await sleep(settings.ttftMs, undefined, { signal });
+
+  const deltas = tokenDeltas(plan);
+  const interval = settings.tokensPerSecond > 0 ? 1000 / settings.tokensPerSecond : 0;
+  const start = performance.now();
+  for (const [index, delta] of deltas.entries()) {
+    if (interval > 0) {
+      // Due times are absolute, so a late timer catches up instead of slowing the whole stream.
+      const wait = start + index * interval - performance.now();
+      if (wait >= 1) {
+        await writer.flush();
+        await sleep(wait, undefined, { signal });
+      }
+    }
+    await writer.push(line(delta, null));
+  }
+  await writer.flush();
+
+  if (plan.disconnect) {
+    response.socket?.destroy();
+    return;
+  }
+  await writer.push(line({}, plan.finishReason));
+  if (settings.includeUsage && plan.sendUsage) {
+    const usageChunk = {
+      id: settings.completionId,
+      object: 'chat.completion.chunk',
+      created,
+      model: settings.model,
+      system_fingerprint: null,
+      choices: [],
+      usage: plan.usage,
+      x_emitted_at: preciseNow(),
+    };
+    await writer.push(`data: ${JSON.stringify(usageChunk)}\n\n`);
+  }
+  await writer.push('data: [DONE]\n\n');
+  await writer.flush();
+  response.end();
+}
+
+/** One delta per token: reasoning, then text, then each tool call (header, then argument pieces). */
+function tokenDeltas(plan: CompletionPlan): Delta[] {
+  const deltas: Delta[] = [];
+  for (const token of plan.reasoningTokens) deltas.push({ reasoning_content: token });
+  for (const token of plan.textTokens) deltas.push({ content: token });
+  for (const [index, call] of plan.toolCalls.entries()) {
+    deltas.push({
+      tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }],
+    });
+    for (const piece of call.argumentPieces) {
+      deltas.push({ tool_calls: [{ index, function: { arguments: piece } }] });
+    }
+  }
+  return deltas;
+}

@@ -1,0 +1,83 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export type ServiceName = 'gateway' | 'router' | 'writer' | 'reviewer' | 'context' | 'billing';
+export const SERVICE_START_ORDER: readonly ServiceName[] = ['context', 'billing', 'router', 'writer', 'reviewer', 'gateway'];
+
+export interface ServiceProcess {
+  readonly name: ServiceName;
+  readonly instanceId: string;
+  readonly child: ChildProcess;
+  /** Everything the process printed, for failure messages. */
+  output(): string;
+  /** Gateway only: its base URL once ready. */
+  baseUrl?: string;
+}
+
+/**
+ * Starts one service exactly as production does (`node --import @quill/telemetry/register …`)
+ * and resolves once it logs that it is ready; a gateway started on port 0 reports its address.
+ */
+export async function spawnService(
+  name: ServiceName,
+  instanceId: string,
+  env: Record<string, string>,
+  options: { onLine?: (line: string) => void; readyTimeoutMs?: number } = {},
+): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, ['--import', '@quill/telemetry/register', `services/${name}/src/main.ts`], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH ?? '', ...env, SERVICE_INSTANCE_ID: instanceId, OTEL_SERVICE_NAME: name },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const service: ServiceProcess = { name, instanceId, child, output: () => output };
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`${instanceId} not ready:\n${output}`)),
+      options.readyTimeoutMs ?? 30_000,
+    );
+    const onExit = (code: number | null) => {
+      clearTimeout(timer);
+      reject(new Error(`${instanceId} exited with ${code}:\n${output}`));
+    };
+    child.once('exit', onExit);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      const text = chunk.toString();
+      output += text;
+      if (output.length > 2_000_000) output = output.slice(-1_000_000);
+      for (const line of text.split('\n')) {
+        if (!line) continue;
+        options.onLine?.(line);
+        if (!line.includes(' ready"')) continue;
+        if (name === 'gateway') service.baseUrl = /"address":"([^"]+)"/.exec(line)?.[1];
+        clearTimeout(timer);
+        child.off('exit', onExit);
+        resolve();
+      }
+    });
+    child.stderr!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+  });
+  return service;
+}
+
+/** SIGTERM (the services' bounded graceful shutdown), SIGKILL if one is still there after 8 s. */
+export async function stopProcesses(children: ChildProcess[]): Promise<void> {
+  await Promise.all(
+    children.map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve();
+          const timer = setTimeout(() => child.kill('SIGKILL'), 8000);
+          child.once('exit', () => {
+            clearTimeout(timer);
+            resolve();
+          });
+          child.kill('SIGTERM');
+        }),
+    ),
+  );
+}
