@@ -7,7 +7,6 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { connectBus } from '@quill/bus';
 import { loadConfig } from '@quill/config';
 import { createPool, ensureDatabase, getFile, migrate, seedDemo } from '@quill/db';
-import { frameTypes, readStream, startRun } from '../test/support/sse-client.ts';
 import {
   REPO_ROOT,
   SERVICE_START_ORDER,
@@ -15,6 +14,7 @@ import {
   spawnService,
   stopProcesses,
 } from '../test/support/service-process.ts';
+import { frameTypes, readStream, startRun } from '../test/support/sse-client.ts';
 import { checkDependencies } from './lib-dependencies.ts';
 import { printFrame } from './lib-print-frame.ts';
 
@@ -53,11 +53,16 @@ try {
   };
   const services: ServiceProcess[] = [];
   for (const name of SERVICE_START_ORDER) {
-    const service = await spawnService(name, `demo-${name}`, { ...env, LOG_LEVEL: 'info' }, {
-      onLine: (line) => {
-        if (/"level":(50|60)/.test(line)) console.error(`  [${name}] ${line}`);
+    const service = await spawnService(
+      name,
+      `demo-${name}`,
+      { ...env, LOG_LEVEL: 'info' },
+      {
+        onLine: (line) => {
+          if (/"level":(50|60)/.test(line)) console.error(`  [${name}] ${line}`);
+        },
       },
-    });
+    );
     services.push(service);
     children.push(service.child);
   }
@@ -66,22 +71,30 @@ try {
 
   console.log(`作者: ${DEMO_MESSAGE}\n`);
   const runStartedAt = performance.now();
-  const response = await startRun(gateway, demo.apiKey, { project_id: demo.projectId, message: DEMO_MESSAGE });
+  const response = await startRun(gateway, demo.apiKey, {
+    project_id: demo.projectId,
+    message: DEMO_MESSAGE,
+  });
   const result = await readStream(response, { onFrame: (received) => printFrame(received.frame) });
   const runMs = performance.now() - runStartedAt;
-  if (result.status !== 200) throw new Error(`stream refused: ${result.status} ${JSON.stringify(result.body)}`);
+  if (result.status !== 200)
+    throw new Error(`stream refused: ${result.status} ${JSON.stringify(result.body)}`);
 
   const types = frameTypes(result);
   const saved = result.frames.map((received) => received.frame).find((frame) => frame.type === 'file_saved');
   if (saved?.type === 'file_saved') {
     const file = await getFile(pool, demo.projectId, saved.file_id);
-    console.log(`\n──── saved chapter: ${file?.title} (version ${file?.version}, ${file?.content.length} chars) ────`);
+    console.log(
+      `\n──── saved chapter: ${file?.title} (version ${file?.version}, ${file?.content.length} chars) ────`,
+    );
     console.log(file?.content);
     console.log('────');
   }
   const runId = result.frames[0]?.frame.run_id ?? '';
   console.log(`\nrun ${runId}: ${types.length} frames, terminal: ${types.at(-2)}`);
-  console.log(`run wall time ${runMs.toFixed(0)} ms; demo wall time ${(performance.now() - startedAt).toFixed(0)} ms`);
+  console.log(
+    `run wall time ${runMs.toFixed(0)} ms; demo wall time ${(performance.now() - startedAt).toFixed(0)} ms`,
+  );
   console.log(`NATS messages published for this run: ${await countRunMessages(runId)}`);
   exitCode = types.at(-1) === 'done' && types.at(-2) === 'workflow_complete' ? 0 : 1;
 } catch (error) {
@@ -109,9 +122,15 @@ async function startFakeLlm(children: ChildProcess[]): Promise<string> {
 
 /** JetStream messages of the run (start, tasks, frames, steps, usage) plus the 3 core requests. */
 async function countRunMessages(runId: string): Promise<string> {
-  const bus = await connectBus({ url: config.NATS_URL, namespace: config.QUILL_BUS_NAMESPACE, name: 'demo-count' });
+  const bus = await connectBus({
+    url: config.NATS_URL,
+    namespace: config.QUILL_BUS_NAMESPACE,
+    name: 'demo-count',
+  });
   try {
-    const info = await bus.jsm.streams.info(bus.names.streams.events, { subjects_filter: `${bus.names.events(runId).replace(/\.events$/, '.*')}` });
+    const info = await bus.jsm.streams.info(bus.names.streams.events, {
+      subjects_filter: `${bus.names.events(runId).replace(/\.events$/, '.*')}`,
+    });
     const perSubject = info.state.subjects ?? {};
     const frames = perSubject[bus.names.events(runId)] ?? 0;
     const steps = perSubject[bus.names.steps(runId)] ?? 0;
@@ -127,5 +146,7 @@ async function countRunMessages(runId: string): Promise<string> {
 }
 
 function stringEnv(): Record<string, string> {
-  return Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  return Object.fromEntries(
+    Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
 }

@@ -22,7 +22,12 @@ export interface DependencyProblem {
 export async function checkDependencies(config: Config): Promise<DependencyProblem[]> {
   const problems: DependencyProblem[] = [];
   const record = (name: DependencyProblem['name'], url: string, error: unknown) =>
-    problems.push({ name, url, error: error instanceof Error ? error.message : String(error), hint: START_HINTS[name] });
+    problems.push({
+      name,
+      url,
+      error: error instanceof Error ? error.message : String(error),
+      hint: START_HINTS[name],
+    });
 
   try {
     const connection = await connect({ servers: config.NATS_URL, timeout: 2000, reconnect: false });
@@ -35,7 +40,11 @@ export async function checkDependencies(config: Config): Promise<DependencyProbl
   } catch (error) {
     record('nats', config.NATS_URL, error);
   }
-  const redis = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const redis = new Redis(config.REDIS_URL, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
   try {
     await redis.connect();
     await redis.ping();
@@ -44,7 +53,10 @@ export async function checkDependencies(config: Config): Promise<DependencyProbl
   } finally {
     redis.disconnect();
   }
-  const client = new pg.Client({ connectionString: adminUrl(config.DATABASE_URL), connectionTimeoutMillis: 2000 });
+  const client = new pg.Client({
+    connectionString: adminUrl(config.DATABASE_URL),
+    connectionTimeoutMillis: 2000,
+  });
   try {
     await client.connect();
     await client.query('SELECT 1');

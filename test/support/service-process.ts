@@ -4,7 +4,14 @@ import { fileURLToPath } from 'node:url';
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 export type ServiceName = 'gateway' | 'router' | 'writer' | 'reviewer' | 'context' | 'billing';
-export const SERVICE_START_ORDER: readonly ServiceName[] = ['context', 'billing', 'router', 'writer', 'reviewer', 'gateway'];
+export const SERVICE_START_ORDER: readonly ServiceName[] = [
+  'context',
+  'billing',
+  'router',
+  'writer',
+  'reviewer',
+  'gateway',
+];
 
 export interface ServiceProcess {
   readonly name: ServiceName;
@@ -26,11 +33,15 @@ export async function spawnService(
   env: Record<string, string>,
   options: { onLine?: (line: string) => void; readyTimeoutMs?: number } = {},
 ): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, ['--import', '@quill/telemetry/register', `services/${name}/src/main.ts`], {
-    cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '', ...env, SERVICE_INSTANCE_ID: instanceId, OTEL_SERVICE_NAME: name },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', '@quill/telemetry/register', `services/${name}/src/main.ts`],
+    {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH ?? '', ...env, SERVICE_INSTANCE_ID: instanceId, OTEL_SERVICE_NAME: name },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   const service: ServiceProcess = { name, instanceId, child, output: () => output };
   await new Promise<void>((resolve, reject) => {

@@ -62,7 +62,8 @@ export async function consumeDurable<S extends z.ZodType>(
     } catch (error) {
       if (!(error instanceof InvalidEnvelopeError)) throw error;
       options.logger.error({ subject: message.subject, issues: error.issues }, 'invalid envelope terminated');
-      message.term(error.message.slice(0, 200));
+      // No reason on the wire: nats-server 2.9 ignores `+TERM <reason>` and redelivers the message.
+      message.term();
       await options.onInvalid?.(message.subject, error);
       return;
     }
@@ -93,7 +94,10 @@ export async function consumeDurable<S extends z.ZodType>(
       return nak(1000);
     });
     if (disposition.kind === 'ack') await message.ackAck().catch(() => message.ack());
-    else if (disposition.kind === 'term') message.term(disposition.reason);
+    else if (disposition.kind === 'term') {
+      options.logger.warn({ subject: message.subject, reason: disposition.reason }, 'message terminated');
+      message.term();
+    }
     else message.nak(disposition.delayMs);
   };
 

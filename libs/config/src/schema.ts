@@ -72,7 +72,6 @@ export const ConfigSchema = z.object({
   EVENTS_MAX_AGE_H: int(24, 1),
   NATS_REQUEST_TIMEOUT_MS: int(10_000, 100),
   SHUTDOWN_TIMEOUT_MS: int(10_000, 100),
-
 });
 
 export type ConfigValues = z.infer<typeof ConfigSchema>;
