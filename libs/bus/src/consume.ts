@@ -97,8 +97,7 @@ export async function consumeDurable<S extends z.ZodType>(
     else if (disposition.kind === 'term') {
       options.logger.warn({ subject: message.subject, reason: disposition.reason }, 'message terminated');
       message.term();
-    }
-    else message.nak(disposition.delayMs);
+    } else message.nak(disposition.delayMs);
   };
 
   const loop = async () => {
