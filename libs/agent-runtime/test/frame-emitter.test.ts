@@ -1,0 +1,154 @@
+import { randomUUID } from 'node:crypto';
+import { type Bus, connectBus, countStored, ensureStreams, readStored } from '@quill/bus';
+import { busNames, EventEnvelope, frame, type SseFrame } from '@quill/contracts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testUrls, uniqueName } from '../../../test/support/urls.ts';
+import { createStepEmitter } from '../src/index.ts';
+
+const settings = { flushMs: 40, flushBytes: 512 };
+let bus: Bus;
+
+beforeAll(async () => {
+  bus = await connectBus({ url: testUrls.nats, namespace: uniqueName('fe'), name: 'test' });
+  await ensureStreams(bus, {
+    eventsMaxAgeHours: 1,
+    runAckWaitSeconds: 30,
+    runMaxDeliver: 5,
+    taskAckWaitSeconds: 30,
+  });
+});
+
+afterAll(async () => {
+  if (!bus) return;
+  const { runs, tasks, events } = bus.names.streams;
+  await Promise.allSettled([runs, tasks, events].map((name) => bus.jsm.streams.delete(name)));
+  await bus.close();
+});
+
+async function storedFrames(runId: string): Promise<SseFrame[]> {
+  const items = await readStored(bus, {
+    stream: bus.names.streams.events,
+    subject: bus.names.events(runId),
+    schema: EventEnvelope,
+  });
+  expect(items.every((item) => item.invalid === undefined)).toBe(true);
+  return items.map((item) => item.envelope!.frame);
+}
+
+const identity = (runId: string) => ({ runId, step: 2, attempt: 0, agent: 'writer' as const });
+
+describe('createStepEmitter', () => {
+  it('coalesces a burst of tiny text deltas into a few frames', async () => {
+    const runId = randomUUID();
+    const emitter = createStepEmitter(bus, identity(runId), settings);
+    const deltas = Array.from({ length: 200 }, (_, index) => (index % 3 === 0 ? '雨' : `${index % 10}`));
+    for (const delta of deltas) emitter.text(delta);
+    await emitter.close();
+
+    const frames = await storedFrames(runId);
+    expect(frames.length).toBeGreaterThan(0);
+    expect(frames.length).toBeLessThan(20);
+    expect(frames.length).toBe(emitter.framesPublished);
+    expect(
+      frames.every((value) => value.type === 'text' && value.agent === 'writer' && value.run_id === runId),
+    ).toBe(true);
+    const content = frames.map((value) => (value.type === 'text' ? value.content : '')).join('');
+    expect(content).toBe(deltas.join(''));
+  });
+
+  it('splits a large burst at flushBytes without losing or reordering text', async () => {
+    const runId = randomUUID();
+    const emitter = createStepEmitter(bus, identity(runId), { flushMs: 60_000, flushBytes: 100 });
+    const deltas = Array.from({ length: 300 }, (_, index) => `${index},`);
+    for (const delta of deltas) emitter.text(delta);
+    await emitter.close();
+
+    const frames = await storedFrames(runId);
+    const contents = frames.map((value) => (value.type === 'text' ? value.content : ''));
+    expect(contents.join('')).toBe(deltas.join(''));
+    // Every frame but the first (sent at once after the idle gap) and the last is a full batch.
+    for (const content of contents.slice(1, -1)) expect(content.length).toBeGreaterThanOrEqual(100);
+    expect(frames.length).toBeLessThan(deltas.length / 10);
+  });
+
+  it('flushes pending text before any other frame, preserving order', async () => {
+    const runId = randomUUID();
+    const emitter = createStepEmitter(bus, identity(runId), settings);
+    const toolCall = frame('tool_call', runId, {
+      agent: 'writer',
+      tool_call_id: 'call_1',
+      tool_name: 'create_file',
+      arguments: { title: '第一章' },
+    });
+    const fileStart = frame('file_start', runId, {
+      agent: 'writer',
+      file_id: 'file-1',
+      title: '第一章',
+      file_type: 'chapter',
+    });
+    for (const delta of ['Let me ', 'write ', 'it.']) emitter.text(delta);
+    emitter.emit(toolCall);
+    emitter.emit(fileStart);
+    for (const delta of ['\n雨', '夜', '。']) emitter.fileDelta('file-1', delta);
+    emitter.text('Done');
+    emitter.text('.');
+    await emitter.close();
+
+    const frames = await storedFrames(runId);
+    const summary = frames.map((value) =>
+      value.type === 'text' || value.type === 'file_delta' ? `${value.type}:${value.content}` : value.type,
+    );
+    // Text and file deltas coalesce, but never across a different frame or kind.
+    const merged: string[] = [];
+    for (const entry of summary) {
+      const previous = merged.at(-1);
+      const kind = entry.split(':')[0];
+      if (previous && (kind === 'text' || kind === 'file_delta') && previous.startsWith(`${kind}:`)) {
+        merged[merged.length - 1] = previous + entry.slice(kind.length + 1);
+      } else merged.push(entry);
+    }
+    expect(merged).toEqual([
+      'text:Let me write it.',
+      'tool_call',
+      'file_start',
+      'file_delta:\n雨夜。',
+      'text:Done.',
+    ]);
+    expect(frames[summary.indexOf('tool_call')]).toEqual(toolCall);
+    expect(frames.find((value) => value.type === 'file_delta')).toMatchObject({ file_id: 'file-1' });
+  });
+
+  it('close() resolves only after every frame is stored', async () => {
+    const runId = randomUUID();
+    const emitter = createStepEmitter(bus, identity(runId), settings);
+    for (let index = 0; index < 50; index++) {
+      emitter.text(`t${index} `);
+      if (index % 10 === 9)
+        emitter.emit(frame('thinking', runId, { agent: 'writer', content: `thought ${index}` }));
+    }
+    await emitter.close();
+    // No waiting: everything the emitter published is already in the stream.
+    expect(await countStored(bus, bus.names.streams.events, bus.names.events(runId))).toBe(
+      emitter.framesPublished,
+    );
+    const frames = await storedFrames(runId);
+    expect(frames).toHaveLength(emitter.framesPublished);
+    expect(frames.filter((value) => value.type === 'thinking')).toHaveLength(5);
+    expect(frames.at(-1)).toMatchObject({ type: 'thinking', content: 'thought 49' });
+  });
+
+  it('close() with nothing emitted resolves at once', async () => {
+    const emitter = createStepEmitter(bus, identity(randomUUID()), settings);
+    await emitter.close();
+    expect(emitter.framesPublished).toBe(0);
+  });
+
+  it('close() rejects with the publish error when frames cannot be stored', async () => {
+    // Same connection, but a namespace without streams: JetStream has no stream for the subject.
+    const unstored: Bus = { ...bus, names: busNames(uniqueName('nostream')) };
+    const runId = randomUUID();
+    const emitter = createStepEmitter(unstored, identity(runId), settings);
+    emitter.text('lost');
+    await expect(emitter.close()).rejects.toThrow();
+  });
+});

@@ -1,0 +1,106 @@
+import { globSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  ERROR_CATALOG,
+  ERROR_CODES,
+  type ErrorCode,
+  errorBody,
+  isErrorCode,
+  QuillError,
+} from '../src/index.ts';
+
+const REPO_ROOT = join(import.meta.dirname, '../../..');
+
+/**
+ * Codes in the catalog that no service uses yet, because the feature that raises them lands in
+ * a later issue. Remove a code from here in the change that starts using it; a new code that is
+ * neither used nor listed here fails the test below.
+ */
+const RESERVED_FOR_LATER: readonly ErrorCode[] = [
+  'no_active_run', // stop/steer on an idle session
+  'too_many_active_runs', // per-user run semaphore
+  'steer_queue_full', // steering interjection queue bound
+  'worker_lost', // router takeover when a step's worker disappears
+  'tool_failure_circuit_open', // tool failure circuit breaker
+];
+
+function sourceFilesOutsideContracts(): string[] {
+  return globSync(['services/*/src/**/*.ts', 'libs/*/src/**/*.ts'], { cwd: REPO_ROOT }).filter(
+    (path) => !path.startsWith(join('libs', 'contracts')),
+  );
+}
+
+function referencedCodes(): Set<ErrorCode> {
+  const sources = sourceFilesOutsideContracts().map((path) => readFileSync(join(REPO_ROOT, path), 'utf8'));
+  return new Set(ERROR_CODES.filter((code) => sources.some((source) => source.includes(`'${code}'`))));
+}
+
+describe('ERROR_CATALOG', () => {
+  it.each(ERROR_CODES)('%s has an http status, a plain message and boolean flags', (code) => {
+    const spec = ERROR_CATALOG[code];
+    expect(spec.http).toBeGreaterThanOrEqual(400);
+    expect(spec.http).toBeLessThanOrEqual(599);
+    expect(Number.isInteger(spec.http)).toBe(true);
+    expect(spec.message.trim().length).toBeGreaterThan(0);
+    expect(spec.message).toBe(spec.message.trim());
+    // Author-facing text only: no stack frames, file paths, error class names or placeholders.
+    expect(spec.message).not.toMatch(/\n|\bat\s+\S+\s*\(|\.ts\b|\.js\b|Error:|\$\{|undefined|null/);
+    expect(typeof spec.retryable).toBe('boolean');
+    expect(typeof spec.refundable).toBe('boolean');
+  });
+
+  it('codes are snake_case and isErrorCode recognises exactly them', () => {
+    for (const code of ERROR_CODES) {
+      expect(code).toMatch(/^[a-z]+(_[a-z]+)*$/);
+      expect(isErrorCode(code)).toBe(true);
+    }
+    expect(isErrorCode('toString')).toBe(false);
+    expect(isErrorCode('not_a_code')).toBe(false);
+  });
+
+  it('every code is used outside libs/contracts or explicitly reserved', () => {
+    expect(sourceFilesOutsideContracts().length).toBeGreaterThan(10);
+    const used = referencedCodes();
+    const unused = ERROR_CODES.filter((code) => !used.has(code) && !RESERVED_FOR_LATER.includes(code));
+    expect(
+      unused,
+      `error codes defined but never used (use them or list them in RESERVED_FOR_LATER)`,
+    ).toEqual([]);
+  });
+
+  it('RESERVED_FOR_LATER lists only catalog codes that are still unused', () => {
+    const used = referencedCodes();
+    for (const code of RESERVED_FOR_LATER) expect(isErrorCode(code), code).toBe(true);
+    const nowUsed = RESERVED_FOR_LATER.filter((code) => used.has(code));
+    expect(nowUsed, 'these reserved codes are used now: remove them from RESERVED_FOR_LATER').toEqual([]);
+  });
+});
+
+describe('QuillError and errorBody', () => {
+  it('QuillError carries its code, the fixed message, cause and details', () => {
+    const cause = new Error('pg: connection refused at 10.0.0.3');
+    const error = new QuillError('context_unavailable', { cause, details: { runId: 'r1' } });
+    expect(error).toBeInstanceOf(Error);
+    expect(error.name).toBe('QuillError');
+    expect(error.code).toBe('context_unavailable');
+    expect(error.message).toBe(ERROR_CATALOG.context_unavailable.message);
+    expect(error.cause).toBe(cause);
+    expect(error.details).toEqual({ runId: 'r1' });
+    expect(error.spec).toBe(ERROR_CATALOG.context_unavailable);
+  });
+
+  it('errorBody exposes code, message and retryable, plus fields when given', () => {
+    expect(errorBody('session_busy')).toEqual({
+      error: { code: 'session_busy', message: ERROR_CATALOG.session_busy.message, retryable: true },
+    });
+    expect(errorBody('invalid_request', { message: ['Required'] })).toEqual({
+      error: {
+        code: 'invalid_request',
+        message: ERROR_CATALOG.invalid_request.message,
+        retryable: false,
+        fields: { message: ['Required'] },
+      },
+    });
+  });
+});
