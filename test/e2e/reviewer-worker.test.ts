@@ -1,0 +1,87 @@
+import { randomUUID } from 'node:crypto';
+import { type Bus, connectBus, publishEnvelope, readOrdered, readStored } from '@quill/bus';
+import { EventEnvelope, StepRecordEnvelope, TaskEnvelope } from '@quill/contracts';
+import { createRun, createSession } from '@quill/db';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Stack, startStack } from '../support/stack.ts';
+import { testUrls } from '../support/urls.ts';
+
+let stack: Stack;
+let bus: Bus;
+
+beforeAll(async () => {
+  stack = await startStack();
+  bus = await connectBus({ url: testUrls.nats, namespace: stack.namespace, name: 'reviewer-test' });
+});
+
+afterAll(async () => {
+  await bus?.close();
+  await stack?.stop();
+});
+
+describe('reviewer service', () => {
+  it('runs a quality_reviewer task dispatched straight to its queue, with a read-only tool set', async () => {
+    const session = await createSession(stack.pool, {
+      projectId: stack.projectId,
+      userId: stack.userId,
+      title: 'review',
+    });
+    const runId = randomUUID();
+    await createRun(stack.pool, {
+      runId,
+      sessionId: session.sessionId,
+      projectId: stack.projectId,
+      userId: stack.userId,
+      generationMode: 'quality',
+    });
+    const steps = await readOrdered(bus, {
+      stream: bus.names.streams.events,
+      subject: bus.names.steps(runId),
+      schema: StepRecordEnvelope,
+    });
+    await publishEnvelope(bus, bus.names.task('quality_reviewer', runId), TaskEnvelope, {
+      v: 1,
+      run_id: runId,
+      session_id: session.sessionId,
+      project_id: stack.projectId,
+      user_id: stack.userId,
+      step: 0,
+      role: 'quality_reviewer',
+      epoch: 0,
+      generation_mode: 'quality',
+      messages: [
+        { role: 'system', content: '你是 Quill 写作助手团队的一员。' },
+        { role: 'user', content: '请审查第一章。' },
+      ],
+    });
+    let result: StepRecordEnvelope | undefined;
+    for await (const item of steps) {
+      result = item.envelope;
+      if (result?.kind === 'result') break;
+    }
+    await steps.close();
+    if (result?.kind !== 'result') throw new Error('no step result');
+    expect(result.result).toMatchObject({
+      role: 'quality_reviewer',
+      outcome: 'completed',
+      files_written: [],
+    });
+    expect(result.result.worker_instance).toMatch(/^reviewer-/);
+    expect(result.result.final_text).toContain('审查结论');
+
+    const frames = (
+      await readStored(bus, {
+        stream: bus.names.streams.events,
+        subject: bus.names.events(runId),
+        schema: EventEnvelope,
+      })
+    ).map((item) => item.envelope!.frame);
+    expect(frames[0]).toMatchObject({ type: 'agent_start', agent: 'quality_reviewer' });
+    expect(frames.some((frame) => frame.type === 'text')).toBe(true);
+    expect(frames.at(-1)).toMatchObject({ type: 'message_end', agent: 'quality_reviewer' });
+
+    const [request] = stack.fakeLlm.requests({ run_id: runId, role: 'quality_reviewer' });
+    const tools = (request!.body as { tools?: Array<{ function: { name: string } }> }).tools ?? [];
+    expect(tools.map((tool) => tool.function.name)).toEqual(['query_files']);
+  });
+});
