@@ -7,6 +7,14 @@ export function printFrame(frame: SseFrame): void {
     case 'file_delta':
       process.stdout.write(frame.content);
       return;
+    case 'routing_decided':
+      process.stdout.write(
+        `[routed: ${frame.workflow_agents.join(' → ') || frame.agent} (${frame.source})]\n`,
+      );
+      return;
+    case 'handoff':
+      process.stdout.write(`\n[handoff ${frame.from_agent} → ${frame.to_agent}: ${frame.reason}]\n`);
+      return;
     case 'agent_start':
       process.stdout.write(`\n[${frame.agent} starts]\n`);
       return;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Bus, connectBus, publishEnvelope, readOrdered, readStored } from '@quill/bus';
 import { EventEnvelope, StepRecordEnvelope, TaskEnvelope } from '@quill/contracts';
 import { createRun, createSession } from '@quill/db';
+import { FILE_WRITE_TOOL_NAMES, QUALITY_REVIEWER_TOOL_NAMES } from '@quill/tools';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Stack, startStack } from '../support/stack.ts';
 import { testUrls } from '../support/urls.ts';
@@ -82,6 +83,8 @@ describe('reviewer service', () => {
 
     const [request] = stack.fakeLlm.requests({ run_id: runId, role: 'quality_reviewer' });
     const tools = (request!.body as { tools?: Array<{ function: { name: string } }> }).tools ?? [];
-    expect(tools.map((tool) => tool.function.name)).toEqual(['query_files']);
+    // The reviewer's set (seed 000): reads and hands back, never a file-writing tool.
+    expect(tools.map((tool) => tool.function.name)).toEqual([...QUALITY_REVIEWER_TOOL_NAMES]);
+    expect(tools.some((tool) => FILE_WRITE_TOOL_NAMES.includes(tool.function.name))).toBe(false);
   });
 });

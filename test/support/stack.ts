@@ -1,7 +1,8 @@
 import { seedDemo } from '@quill/db';
 import { createTestDatabase } from '@quill/db/testing';
-import { startFakeLlm } from '@quill/fake-llm';
+import { type FakeLlm, startFakeLlm } from '@quill/fake-llm';
 import type { Pool } from 'pg';
+import { type FakeLlmProcess, type FakeLlmProcessOptions, startFakeLlmProcess } from './fake-llm-process.ts';
 import {
   SERVICE_START_ORDER,
   type ServiceName,
@@ -17,6 +18,11 @@ export interface StackOptions {
   replicas?: Partial<Record<ServiceName, number>>;
   env?: Record<string, string>;
   otlpEndpoint?: string;
+  /**
+   * Runs the fake LLM as its own process (benchmarks) instead of inside the test: drive it through
+   * `fakeLlmProcess`; the in-memory methods of `fakeLlm` then throw.
+   */
+  fakeLlmProcess?: FakeLlmProcessOptions;
 }
 
 export interface Stack {
@@ -24,7 +30,9 @@ export interface Stack {
   readonly redisPrefix: string;
   readonly databaseUrl: string;
   readonly pool: Pool;
-  readonly fakeLlm: Awaited<ReturnType<typeof startFakeLlm>>;
+  readonly fakeLlm: FakeLlm;
+  /** Set when the stack was started with the `fakeLlmProcess` option. */
+  readonly fakeLlmProcess?: FakeLlmProcess;
   readonly apiKey: string;
   readonly userId: string;
   readonly projectId: string;
@@ -43,7 +51,10 @@ export interface Stack {
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const namespace = uniqueName('t');
   const database = await createTestDatabase();
-  const fakeLlm = await startFakeLlm({ port: 0 });
+  const fakeLlmProcess = options.fakeLlmProcess
+    ? await startFakeLlmProcess(options.fakeLlmProcess)
+    : undefined;
+  const fakeLlm = fakeLlmProcess ? remoteOnly(fakeLlmProcess) : await startFakeLlm({ port: 0 });
   const apiKey = `qk_test_${uniqueName('')}`;
   const demo = await seedDemo(database.pool, { apiKey });
   const env: Record<string, string> = {
@@ -95,6 +106,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     databaseUrl: database.url,
     pool: database.pool,
     fakeLlm,
+    ...(fakeLlmProcess ? { fakeLlmProcess } : {}),
     apiKey,
     userId: demo.userId,
     projectId: demo.projectId,
@@ -111,6 +123,22 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       await fakeLlm.close();
       await database.drop();
     },
+  };
+}
+
+/** The process's URL and lifecycle under the in-memory interface; its scripts go through HTTP. */
+function remoteOnly(process: FakeLlmProcess): FakeLlm {
+  const remote = (): never => {
+    throw new Error('the fake LLM runs as a process: use stack.fakeLlmProcess');
+  };
+  return {
+    url: process.url,
+    port: process.port,
+    close: () => process.close(),
+    addScript: remote,
+    clearScripts: remote,
+    requests: remote,
+    clearRequests: remote,
   };
 }
 

@@ -1,5 +1,17 @@
-export { type CaptureEvent, createFileCapture, type FileCapture, normaliseFileBody } from './file-capture.ts';
+export { type ChatHoldEmitter, isBodyWrite, withChatHold } from './chat-hold.ts';
+export {
+  type CaptureEvent,
+  createFileCapture,
+  type FileCapture,
+  type FileCaptureOptions,
+  normaliseFileBody,
+} from './file-capture.ts';
 export { createStepEmitter, type EmitterSettings, type StepEmitter } from './frame-emitter.ts';
 export { runModelTurn, type TurnResult } from './model-turn.ts';
+export { createNoProgressGuard, REPEATED_READ_LIMIT } from './no-progress-guard.ts';
+export { composeDirective, RUN_DIRECTIVE_HEADING, UNIFIED_EXECUTION_PROTOCOL } from './protocol.ts';
 export { parseRoles, startRoleWorkers } from './role-service.ts';
 export { createRoleTaskHandler, type RoleWorkerDependencies } from './role-worker.ts';
+export { createModelCallBudget, SOFT_LANDING_TURNS, softLanding } from './run-budget.ts';
+export { createToolFailureBreaker, UNAVAILABLE_TOOL_THRESHOLD } from './tool-failure-breaker.ts';
+export { createToolGate, type RequestScope, type ToolGate } from './tool-gate.ts';

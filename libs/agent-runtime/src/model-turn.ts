@@ -1,7 +1,7 @@
 import type { AgentRole, ChatMessage, FileWrite, TokenUsage, ToolCall } from '@quill/contracts';
 import { frame } from '@quill/contracts';
-import type { LlmClient } from '@quill/llm';
-import type { PendingFile, ToolDefinition, ToolRunState } from '@quill/tools';
+import type { LlmAttempt, LlmClient } from '@quill/llm';
+import { type PendingFile, recordOwnWrite, type ToolDefinition, type ToolRunState } from '@quill/tools';
 import { createFileCapture, normaliseFileBody } from './file-capture.ts';
 import type { StepEmitter } from './frame-emitter.ts';
 
@@ -13,6 +13,18 @@ export interface TurnResult {
   provider: string;
   model: string;
   filesWritten: FileWrite[];
+  /** The reply exactly as the model wrote it (tags and body included), for a continuation. */
+  rawText: string;
+  /** Provider switches during this call (0 or 1). */
+  failovers: number;
+  /** Set when the reply was cut at the length limit inside a `<file>` body that stays open. */
+  openCapture?: OpenCapture;
+}
+
+/** A `<file>` body cut by the output limit, carried into the continuation call. */
+export interface OpenCapture {
+  file: PendingFile;
+  body: string;
 }
 
 export interface TurnDependencies {
@@ -24,6 +36,10 @@ export interface TurnDependencies {
   /** Persists a captured `<file>` body (fenced); returns the write or undefined when refused. */
   saveFileBody(file: PendingFile, body: string): Promise<FileWrite | undefined>;
   signal?: AbortSignal;
+  /** Pins the model provider per session (failover). */
+  sessionId?: string;
+  /** Accounting hook: one call per provider attempt (usage records). */
+  onAttempt?: (attempt: LlmAttempt) => void;
 }
 
 /**
@@ -33,33 +49,34 @@ export interface TurnDependencies {
  */
 export async function runModelTurn(
   dependencies: TurnDependencies,
-  request: { messages: ChatMessage[]; tools: ToolDefinition[] },
+  request: {
+    messages: ChatMessage[];
+    tools: ToolDefinition[];
+    /** Continue a `<file>` body the previous (truncated) reply left open. */
+    resume?: OpenCapture;
+    /** Leave a body open when this reply is cut at the length limit (a continuation follows). */
+    keepOpenOnLength?: boolean;
+  },
 ): Promise<TurnResult> {
   const { llm, emitter, state, runId } = dependencies;
-  const capture = createFileCapture();
+  // Only a created file waiting for its body opens a capture (one file streams at a time).
+  const capture = createFileCapture({
+    capturing: request.resume !== undefined,
+    canOpen: () => state.pendingFile !== undefined,
+  });
   const filesWritten: FileWrite[] = [];
   let chatText = '';
-  let body = '';
-  let openFile: PendingFile | undefined;
+  let body = request.resume?.body ?? '';
+  let openFile: PendingFile | undefined = request.resume?.file;
+  let keepOpen = false;
 
   const closeFile = async () => {
     if (!openFile) return;
     const file = openFile;
     openFile = undefined;
-    const write = await dependencies.saveFileBody(file, normaliseFileBody(body));
+    const write = await saveOpenCapture(dependencies, { file, body });
     body = '';
-    if (write) {
-      filesWritten.push(write);
-      state.pendingFile = undefined;
-      emitter.emit(
-        frame('file_saved', runId, {
-          file_id: write.file_id,
-          title: write.title,
-          version: write.version,
-          chars: write.body_chars,
-        }),
-      );
-    }
+    if (write) filesWritten.push(write);
   };
 
   const apply = async (events: ReturnType<ReturnType<typeof createFileCapture>['feed']>) => {
@@ -101,6 +118,8 @@ export async function runModelTurn(
     role: dependencies.role,
     runId,
     ...(dependencies.signal ? { signal: dependencies.signal } : {}),
+    ...(dependencies.sessionId ? { sessionId: dependencies.sessionId } : {}),
+    ...(dependencies.onAttempt ? { onAttempt: dependencies.onAttempt } : {}),
   });
   let next = await stream.next();
   try {
@@ -112,9 +131,15 @@ export async function runModelTurn(
       }
       next = await stream.next();
     }
+    keepOpen =
+      request.keepOpenOnLength === true &&
+      next.value.finishReason === 'length' &&
+      next.value.toolCalls.length === 0 &&
+      capture.capturing &&
+      openFile !== undefined;
   } finally {
     await apply(capture.finish());
-    await closeFile();
+    if (!keepOpen) await closeFile();
   }
   const result = next.value;
   return {
@@ -125,5 +150,34 @@ export async function runModelTurn(
     provider: result.provider,
     model: result.model,
     filesWritten,
+    rawText: result.text,
+    failovers: result.failovers ?? 0,
+    ...(keepOpen && openFile ? { openCapture: { file: openFile, body } } : {}),
   };
+}
+
+/**
+ * Saves a captured `<file>` body and tells the author. Also used by the worker for a body a
+ * truncated reply left open when no continuation follows (the run stopped, the turn cap hit).
+ */
+export async function saveOpenCapture(
+  dependencies: Pick<TurnDependencies, 'emitter' | 'state' | 'runId' | 'saveFileBody'>,
+  open: OpenCapture,
+): Promise<FileWrite | undefined> {
+  const body = normaliseFileBody(open.body);
+  // An empty capture writes nothing: the file still waits for its body (empty-file guard).
+  if (body === '') return undefined;
+  const write = await dependencies.saveFileBody(open.file, body);
+  if (!write) return undefined;
+  dependencies.state.pendingFile = undefined;
+  recordOwnWrite(dependencies.state, write.file_id, write.version, body);
+  dependencies.emitter.emit(
+    frame('file_saved', dependencies.runId, {
+      file_id: write.file_id,
+      title: write.title,
+      version: write.version,
+      chars: write.body_chars,
+    }),
+  );
+  return write;
 }

@@ -1,6 +1,6 @@
 import { consumeDurable, ensureRoleConsumer } from '@quill/bus';
 import { type AgentRole, TaskEnvelope } from '@quill/contracts';
-import { createLlmClient } from '@quill/llm';
+import { createFailoverClientFromSettings } from '@quill/llm';
 import type { ServiceRuntime } from '@quill/service-kit';
 import { createRoleTaskHandler } from './role-worker.ts';
 
@@ -15,17 +15,8 @@ export async function startRoleWorkers(
   directiveFor: (task: TaskEnvelope) => string,
 ): Promise<void> {
   const { config, bus, logger } = runtime;
-  const llm = createLlmClient({
-    provider: {
-      name: 'primary',
-      baseUrl: config.LLM_PRIMARY_BASE_URL,
-      apiKey: config.LLM_PRIMARY_API_KEY,
-      model: config.LLM_PRIMARY_MODEL,
-      maxInputTokens: config.LLM_MAX_INPUT_TOKENS,
-    },
-    timeoutMs: config.LLM_REQUEST_TIMEOUT_S * 1000,
-    logger,
-  });
+  // Primary / backup with per-session pinning and a breaker shared by every replica (issue 7).
+  const llm = createFailoverClientFromSettings(config, { redis: runtime.redis, keys: runtime.keys, logger });
   const handleTask = createRoleTaskHandler({
     bus,
     pool: runtime.pool,
@@ -40,6 +31,11 @@ export async function startRoleWorkers(
       flushBytes: config.AGENT_TEXT_FLUSH_BYTES,
       maxToolTurns: config.AGENT_TOOL_CALL_MAX_ITERATIONS,
       heartbeatMs: Math.max(1000, (config.TASK_ACK_WAIT_S * 1000) / 3),
+      maxOutputContinuations: config.AGENT_MAX_OUTPUT_CONTINUATIONS,
+      skillTokenBudget: config.AGENT_SKILL_TOKEN_BUDGET,
+      maxRunModelCalls: config.AGENT_RUN_MAX_MODEL_CALLS,
+      // Past the run's wall clock, so a counter outlives its run but not by days.
+      modelCallCounterTtlSeconds: config.AGENT_RUN_WALL_CLOCK_TIMEOUT_S * 2,
     },
   });
   for (const role of roles) {

@@ -8,16 +8,24 @@ import {
   StepRecordEnvelope,
   type StepResult,
   type TaskEnvelope,
-  UsageEnvelope,
 } from '@quill/contracts';
 import { bumpRunEpoch, getRun, RunFencedError, saveFileContent, withRunFence } from '@quill/db';
 import { LlmCallError, type LlmClient, quillErrorCodeFor } from '@quill/llm';
-import { getStopFlag, type RedisClient, type RedisKeys } from '@quill/redis';
-import { executeTool, type PendingFile, type ToolRunState, toolDefinitionsForRole } from '@quill/tools';
+import type { RedisClient, RedisKeys } from '@quill/redis';
+import { type StopWatch, watchStop } from '@quill/run-control';
+import { createToolRunState, type PendingFile, promoteReads } from '@quill/tools';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
+import { withChatHold } from './chat-hold.ts';
+import { fileOperationsFromTranscript } from './file-operations.ts';
 import { createStepEmitter, type EmitterSettings } from './frame-emitter.ts';
-import { runModelTurn } from './model-turn.ts';
+import { runModelTurn, saveOpenCapture } from './model-turn.ts';
+import { createContinuationTracker } from './output-continuation.ts';
+import { createModelCallBudget, softLanding } from './run-budget.ts';
+import { drainSteering } from './steering.ts';
+import { type StepStop, stepResultFor, stopReasonOf } from './step-outcome.ts';
+import { createToolTurnRunner } from './tool-turn.ts';
+import { createUsageReporter } from './usage-reporter.ts';
 
 export interface RoleWorkerDependencies {
   bus: Bus;
@@ -29,7 +37,17 @@ export interface RoleWorkerDependencies {
   instanceId: string;
   /** The role's own instructions, sent as the run's last input message (seed 000 step 4). */
   directiveFor(task: TaskEnvelope): string;
-  settings: EmitterSettings & { maxToolTurns: number; heartbeatMs: number };
+  settings: EmitterSettings & {
+    maxToolTurns: number;
+    heartbeatMs: number;
+    /** Follow-up calls for a reply cut at the output limit (AGENT_MAX_OUTPUT_CONTINUATIONS). */
+    maxOutputContinuations?: number;
+    /** AGENT_RUN_MAX_MODEL_CALLS, counted run-wide in Redis; the counter expires after ttl. */
+    maxRunModelCalls?: number;
+    modelCallCounterTtlSeconds?: number;
+    /** AGENT_SKILL_TOKEN_BUDGET: skill text one request may read (load_skill / read_skill_resource). */
+    skillTokenBudget?: number;
+  };
 }
 
 /**
@@ -50,6 +68,7 @@ export function createRoleTaskHandler(dependencies: RoleWorkerDependencies) {
     // its late writes are fenced out.
     const epoch = delivery.deliveryCount > 1 ? await bumpRunEpoch(pool, task.run_id) : run.epoch;
     if (epoch === null) return ack;
+    log.info({ role: task.role, delivery: delivery.deliveryCount }, 'step started');
     const heartbeat = setInterval(() => delivery.message.working(), dependencies.settings.heartbeatMs);
     try {
       const result = await runStep(task, epoch, delivery.deliveryCount, log);
@@ -83,20 +102,38 @@ export function createRoleTaskHandler(dependencies: RoleWorkerDependencies) {
       produced_prose_chars: 0,
       final_text: '',
     };
-    if (await getStopFlag(dependencies.redis, dependencies.keys.stop(task.run_id))) {
-      return { ...base, outcome: 'stopped', stop_reason: 'user_stopped' };
+    const stopWatch = await watchStop(bus, dependencies.redis, dependencies.keys, task.run_id);
+    try {
+      const stoppedBefore = stopWatch.reason();
+      if (stoppedBefore) return { ...base, outcome: 'stopped', stop_reason: stoppedBefore };
+      return await runTurns(task, epoch, attempt, log, base, stopWatch);
+    } finally {
+      stopWatch.close();
     }
-    const emitter = createStepEmitter(
-      bus,
-      { runId: task.run_id, step: task.step, attempt, agent: task.role },
-      dependencies.settings,
+  }
+
+  async function runTurns(
+    task: TaskEnvelope,
+    epoch: number,
+    attempt: number,
+    log: Logger,
+    base: Omit<StepResult, 'outcome' | 'stop_reason'>,
+    stopWatch: StopWatch,
+  ): Promise<StepResult | undefined> {
+    // CHAT_HOLD (workflow issue): chat text after a body write is held back when the task says so.
+    const emitter = withChatHold(
+      createStepEmitter(
+        bus,
+        { runId: task.run_id, step: task.step, attempt, agent: task.role },
+        dependencies.settings,
+      ),
+      { holdChat: task.hold_chat === true },
     );
-    const state: ToolRunState = { pendingFile: undefined };
+    const state = createToolRunState();
     const messages: ChatMessage[] = [
       ...task.messages,
       { role: 'user', content: dependencies.directiveFor(task) },
     ];
-    const tools = toolDefinitionsForRole(task.role);
     const toolContext = {
       pool,
       runId: task.run_id,
@@ -105,7 +142,24 @@ export function createRoleTaskHandler(dependencies: RoleWorkerDependencies) {
       userId: task.user_id,
       role: task.role,
       state,
+      ...(dependencies.settings.skillTokenBudget
+        ? { skillTokenBudget: dependencies.settings.skillTokenBudget }
+        : {}),
     };
+    // Tool calls run through the request's scope, the failure breaker and the no-progress guard.
+    const toolTurns = createToolTurnRunner({
+      role: task.role,
+      scope: { readOnly: task.read_only === true, clarifyFirst: task.clarify_first === true },
+      context: toolContext,
+      emitter,
+      log,
+    });
+    const tools = toolTurns.gate.tools;
+    const modelCalls = createModelCallBudget(dependencies.redis, dependencies.keys, task.run_id, {
+      maxRunModelCalls: dependencies.settings.maxRunModelCalls ?? 120,
+      counterTtlSeconds: dependencies.settings.modelCallCounterTtlSeconds ?? 86_400,
+    });
+    let stepStop: StepStop | undefined;
     const saveFileBody = async (file: PendingFile, body: string): Promise<FileWrite | undefined> => {
       const version = await withRunFence(pool, { runId: task.run_id, epoch }, (client) =>
         saveFileContent(client, { fileId: file.fileId, content: body, source: 'ai', runId: task.run_id }),
@@ -122,48 +176,59 @@ export function createRoleTaskHandler(dependencies: RoleWorkerDependencies) {
     emitter.emit(frame('agent_start', task.run_id, { agent: task.role, step: task.step }));
     let finishReason = 'stop';
     let errorCode: ErrorCode | undefined;
+    const usage = createUsageReporter(bus, task, attempt, log);
+    const continuation = createContinuationTracker(dependencies.settings.maxOutputContinuations ?? 3);
+    const turnDependencies = { emitter, state, runId: task.run_id, saveFileBody };
     try {
       for (let turn = 0; turn < dependencies.settings.maxToolTurns; turn++) {
+        if (stopWatch.signal.aborted) break;
+        await drainSteering(dependencies.redis, dependencies.keys, task.run_id, messages, emitter, task.role);
+        if (!(await modelCalls.take())) {
+          stepStop = { kind: 'stopped', stopReason: 'model_call_cap' };
+          break;
+        }
+        softLanding(turn, dependencies.settings.maxToolTurns, messages);
+        // What the tools returned before this call is now in the model's input.
+        promoteReads(state);
         const result = await runModelTurn(
-          { llm: dependencies.llm, emitter, state, runId: task.run_id, role: task.role, saveFileBody },
-          { messages, tools },
+          {
+            llm: dependencies.llm,
+            emitter,
+            state,
+            runId: task.run_id,
+            role: task.role,
+            saveFileBody,
+            signal: stopWatch.signal,
+            sessionId: task.session_id,
+            onAttempt: usage.hookFor(turn),
+          },
+          { messages, tools, ...continuation.nextCall() },
         );
         base.model_calls++;
         base.files_written.push(...result.filesWritten);
         base.final_text += result.text;
         finishReason = result.finishReason;
-        await publishUsage(task, turn, attempt, result);
-        if (result.toolCalls.length === 0) break;
-        messages.push({ role: 'assistant', content: result.text || null, tool_calls: result.toolCalls });
-        for (const call of result.toolCalls) {
-          base.tool_calls++;
-          const parsedArguments = safeJsonObject(call.function.arguments);
-          emitter.emit(
-            frame('tool_call', task.run_id, {
-              agent: task.role,
-              tool_call_id: call.id,
-              tool_name: call.function.name,
-              arguments: parsedArguments,
-            }),
-          );
-          const outcome = await executeTool(
-            call.function.name,
-            call.function.arguments,
-            toolContext,
-            (error) => log.error({ err: error, tool: call.function.name }, 'tool failed unexpectedly'),
-          );
-          emitter.emit(
-            frame('tool_result', task.run_id, {
-              agent: task.role,
-              tool_call_id: call.id,
-              tool_name: call.function.name,
-              status: outcome.status,
-              ...(outcome.status === 'error' ? { error_type: outcome.error_type } : {}),
-              summary: outcome.status === 'ok' ? outcome.summary : outcome.message,
-            }),
-          );
-          messages.push({ role: 'tool', tool_call_id: call.id, content: JSON.stringify(outcome) });
+        await usage.flush();
+        if (result.toolCalls.length === 0) {
+          if (continuation.continueAfter(result, messages)) continue;
+          break;
         }
+        messages.push({ role: 'assistant', content: result.text || null, tool_calls: result.toolCalls });
+        const ran = await toolTurns.run(result.toolCalls, messages, {
+          index: turn,
+          max: dependencies.settings.maxToolTurns,
+        });
+        base.tool_calls += ran.executed;
+        if (ran.stop) {
+          stepStop = ran.stop;
+          break;
+        }
+      }
+      // A body a truncated reply left open is saved even when no continuation followed it.
+      const leftOpen = continuation.takeOpenCapture();
+      if (leftOpen) {
+        const write = await saveOpenCapture(turnDependencies, leftOpen);
+        if (write) base.files_written.push(write);
       }
     } catch (error) {
       if (error instanceof RunFencedError) {
@@ -171,56 +236,28 @@ export function createRoleTaskHandler(dependencies: RoleWorkerDependencies) {
         await emitter.close().catch(() => undefined);
         return undefined;
       }
-      errorCode = error instanceof LlmCallError ? quillErrorCodeFor(error) : 'internal_error';
-      log.error({ err: error, error_code: errorCode }, 'step failed');
+      if (!stopWatch.signal.aborted) {
+        errorCode = error instanceof LlmCallError ? quillErrorCodeFor(error) : 'internal_error';
+        log.error({ err: error, error_code: errorCode }, 'step failed');
+      }
     }
+    // Failed attempts are billed evidence too: their usage goes out whatever ended the step.
+    await usage.flush().catch((error: unknown) => log.error({ err: error }, 'usage report failed'));
+    const stoppedWith = stopWatch.reason();
     emitter.emit(
       frame('message_end', task.run_id, {
         agent: task.role,
-        stop_reason: errorCode ? 'error' : finishReason,
+        stop_reason: stoppedWith ?? (errorCode ? 'error' : stopReasonOf(stepStop, finishReason)),
       }),
     );
     await emitter.close();
     base.produced_prose_chars = base.final_text.trim().length;
+    Object.assign(base, emitter.report());
+    // Breadcrumbs for the next turn (context issue): what this step did to which file.
+    base.file_operations = fileOperationsFromTranscript(messages, base.files_written);
+    if (stoppedWith) return { ...base, outcome: 'stopped', stop_reason: stoppedWith };
     return errorCode
       ? { ...base, outcome: 'failed', stop_reason: 'error', error_code: errorCode }
-      : { ...base, outcome: 'completed', stop_reason: finishReason };
-  }
-
-  async function publishUsage(
-    task: TaskEnvelope,
-    turn: number,
-    attempt: number,
-    result: { usage: UsageEnvelope['usage']; provider: string; model: string },
-  ) {
-    const callIndex = task.step * 1000 + turn;
-    await publishEnvelope(
-      bus,
-      bus.names.usage(task.run_id),
-      UsageEnvelope,
-      {
-        v: 1,
-        run_id: task.run_id,
-        user_id: task.user_id,
-        call_index: callIndex,
-        attempt,
-        role: task.role,
-        provider: result.provider,
-        model: result.model,
-        usage: result.usage,
-      },
-      { msgId: msgIds.usage(task.run_id, callIndex, attempt), quiet: true },
-    );
-  }
-}
-
-function safeJsonObject(text: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(text);
-    return value && typeof value === 'object' && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : {};
-  } catch {
-    return {};
+      : stepResultFor(base, stepStop, finishReason, state);
   }
 }

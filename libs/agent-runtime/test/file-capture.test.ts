@@ -77,18 +77,18 @@ describe('createFileCapture', () => {
   });
 
   it('reconstructs exactly when fed one character at a time', () => {
-    const reply = 'a<<file>>x</</file>>b';
+    const reply = 'a<\n<file>>x</</file>>b';
     const { events } = feedAll([...reply]);
-    expect(assemble(events)).toEqual({ text: 'a<>b', files: ['>x</'], open: false });
+    expect(assemble(events)).toEqual({ text: 'a<\n>b', files: ['>x</'], open: false });
   });
 
   it('reconstructs at every pair of split points around both tags', () => {
-    const reply = 'ab<file>cd</file>ef';
+    const reply = 'ab\n<file>cd</file>ef';
     for (let first = 0; first <= reply.length; first++) {
       for (let second = first; second <= reply.length; second++) {
         const deltas = [reply.slice(0, first), reply.slice(first, second), reply.slice(second)];
         expect(assemble(feedAll(deltas).events), `splits ${first},${second}`).toEqual({
-          text: 'abef',
+          text: 'ab\nef',
           files: ['cd'],
           open: false,
         });
@@ -98,7 +98,7 @@ describe('createFileCapture', () => {
 
   it('holds back a partial tag until the next delta decides it', () => {
     const capture = createFileCapture();
-    expect(capture.feed('See <fi')).toEqual([{ kind: 'text', text: 'See ' }]);
+    expect(capture.feed('See\n<fi')).toEqual([{ kind: 'text', text: 'See\n' }]);
     expect(capture.feed('le>')).toEqual([{ kind: 'file_open' }]);
     expect(capture.feed('x</fi')).toEqual([{ kind: 'file_delta', text: 'x' }]);
     expect(capture.feed('nal')).toEqual([{ kind: 'file_delta', text: '</final' }]);

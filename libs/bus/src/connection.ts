@@ -26,7 +26,9 @@ export async function connectBus(options: BusOptions): Promise<Bus> {
     reconnectTimeWait: 500,
   });
   const js = jetstream(connection);
-  const jsm = await jetstreamManager(connection);
+  // Admin calls (stream and consumer upserts at start-up) can be slow on a busy server; a replica
+  // that gives up after the default 5 s would crash-loop exactly when the fleet scales out.
+  const jsm = await jetstreamManager(connection, { timeout: 20_000 });
   return {
     connection,
     js,

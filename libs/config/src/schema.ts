@@ -7,6 +7,11 @@ const optionalString = z
   .string()
   .optional()
   .transform((value) => (value ? value : undefined));
+// Unset or empty: the code falls back to a related setting (e.g. one provider's window to the default).
+const optionalPositiveInt = z.preprocess(
+  (value) => (value === '' ? undefined : value),
+  z.coerce.number().int().min(1).optional(),
+);
 
 /** Every setting with the default that runs locally (seed 003 §四). Names are the env var names. */
 export const ConfigSchema = z.object({
@@ -36,6 +41,10 @@ export const ConfigSchema = z.object({
   GATEWAY_BODY_LIMIT_BYTES: int(1_048_576, 1024),
   // Behind a load balancer the client address (rate limits, logs) comes from X-Forwarded-For.
   GATEWAY_TRUST_PROXY: bool.default(false),
+  GATEWAY_RATE_LIMIT_PER_MINUTE: int(30, 1),
+  // HS256 key for the short-lived access tokens minted from an API key; set a real secret in production.
+  AUTH_JWT_SECRET: z.string().min(16).default('quill-local-development-secret'),
+  AUTH_JWT_TTL_S: int(900, 60),
 
   LLM_PRIMARY_BASE_URL: z.string().default('http://127.0.0.1:4010/v1'),
   LLM_PRIMARY_API_KEY: z.string().default('quill-local-fake-key'),
@@ -44,9 +53,24 @@ export const ConfigSchema = z.object({
   LLM_BACKUP_API_KEY: optionalString,
   LLM_BACKUP_MODEL: optionalString,
   LLM_MAX_INPUT_TOKENS: int(128_000, 1),
+  // Per-provider context windows (seed 003 坑 2: every model path declares one); unset = the default.
+  LLM_PRIMARY_MAX_INPUT_TOKENS: optionalPositiveInt,
+  LLM_BACKUP_MAX_INPUT_TOKENS: optionalPositiveInt,
+  // `role=model[@max_input_tokens],…`, e.g. `router=gpt-4o-mini,suggest=gpt-4o-mini`.
+  LLM_ROLE_MODEL_OVERRIDES: optionalString,
+  LLM_BACKUP_ROLE_MODEL_OVERRIDES: optionalString,
+  LLM_CONNECT_TIMEOUT_S: int(10, 1),
+  LLM_FIRST_TOKEN_TIMEOUT_S: int(60, 1),
+  // Longest silence between chunks once output has started.
   LLM_REQUEST_TIMEOUT_S: int(120, 1),
+  LLM_BREAKER_FAILURE_THRESHOLD: int(5, 1),
+  LLM_BREAKER_WINDOW_S: int(30, 1),
+  LLM_BREAKER_COOLDOWN_S: int(30, 1),
+  LLM_PIN_TTL_S: int(1800, 1),
+  AGENT_MAX_OUTPUT_CONTINUATIONS: int(3),
 
-  AGENT_ROUTER_STRATEGY: z.enum(['llm', 'off']).default('off'),
+  // llm: the router model picks the agent and plan; off: the writer alone (quality mode always routes).
+  AGENT_ROUTER_STRATEGY: z.enum(['llm', 'off']).default('llm'),
   AGENT_COLLABORATION_MAX_ITERATIONS: int(12, 1),
   AGENT_TOOL_CALL_MAX_ITERATIONS: int(60, 1),
   AGENT_RUN_MAX_MODEL_CALLS: int(120, 1),
@@ -55,13 +79,27 @@ export const ConfigSchema = z.object({
   AGENT_AUTO_REVIEW_THRESHOLD_CHARS: int(500),
   AGENT_CONTEXT_TOKEN_BUDGET: int(32_000, 1),
   AGENT_CHAT_HISTORY_TOKEN_BUDGET: int(32_000, 1),
+  // Context compiler (issue 8): the request ledger shared by system prompt, turn context, working
+  // set and history (only history shrinks to fit; also capped at LLM_MAX_INPUT_TOKENS), the
+  // cross-turn working set, history compaction, and the per-request budget for skill text.
+  AGENT_PROMPT_TOKEN_LEDGER_CEILING: int(160_000, 1),
+  AGENT_WORKING_SET_MAX_FILES: int(8),
+  AGENT_WORKING_SET_MAX_CHARS: int(60_000),
+  AGENT_HISTORY_COMPACTION_ENABLED: bool.default(true),
+  AGENT_SKILL_TOKEN_BUDGET: int(16_000, 1),
   AGENT_DISCONNECT_GRACE_S: int(30),
+  // After a stop, how long the router waits for the running step to save its capture and report.
+  AGENT_STOP_GRACE_S: int(10, 1),
+  AGENT_STEER_QUEUE_MAX: int(20, 1),
   AGENT_TEXT_FLUSH_MS: int(40, 1),
   AGENT_TEXT_FLUSH_BYTES: int(512, 1),
 
   USER_MAX_CONCURRENT_RUNS: int(2, 1),
   SESSION_LOCK_TTL_MS: int(30_000, 1000),
   QUILL_DEFAULT_CREDITS: int(100),
+  // Usage reports billing records in flight per replica, and how long one may take before redelivery.
+  BILLING_USAGE_CONCURRENCY: int(16, 1),
+  BILLING_USAGE_ACK_WAIT_S: int(30, 1),
 
   ROLES: z.string().default('planner,hook_designer,writer'),
   WORKER_CONCURRENCY: int(8, 1),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ChatMessage, TokenUsage } from './chat.ts';
+import { FileOperation } from './context.ts';
 import { ERROR_CODES, type ErrorCode } from './errors.ts';
 import { SseFrame, WorkflowStoppedReason } from './frames.ts';
 import { AgentRole, GenerationMode, UiLanguage } from './roles.ts';
@@ -40,6 +41,12 @@ export const TaskEnvelope = z.object({
   generation_mode: GenerationMode,
   messages: z.array(ChatMessage),
   directive: z.string().optional(),
+  // Seed 000 「只读请求不改文件」 / 「笼统要求先问清楚」: write tools refuse, explicit handoffs are dropped.
+  read_only: z.boolean().optional(),
+  clarify_first: z.boolean().optional(),
+  // Seed 000 CHAT_HOLD: chat text after the first body write is returned as held_text, not streamed;
+  // the router releases it unchanged or discards it when the draft really goes to review.
+  hold_chat: z.boolean().optional(),
 });
 export type TaskEnvelope = z.infer<typeof TaskEnvelope>;
 
@@ -64,7 +71,16 @@ export const StepResult = z.object({
   stop_reason: z.string(),
   final_text: z.string(),
   files_written: z.array(FileWrite),
+  // Created / edited / deleted / read-in-full files, for the next turn's breadcrumbs (context issue).
+  file_operations: z.array(FileOperation).optional(),
   error_code: errorCode.optional(),
+  // Produced by the handoff_to_agent / request_clarification tools; the router decides what happens.
+  handoff: z.object({ to_agent: AgentRole, reason: z.string() }).optional(),
+  clarification: z.object({ question: z.string() }).optional(),
+  // Workflow evidence (router issue 3): the held chat suffix of final_text (hold_chat tasks) and
+  // whether the step's last reply ended right after a completed, saved <file> block.
+  held_text: z.string().optional(),
+  ended_on_file_block: z.boolean().optional(),
   model_calls: z.number().int().nonnegative(),
   tool_calls: z.number().int().nonnegative(),
   produced_prose_chars: z.number().int().nonnegative(),
@@ -116,6 +132,8 @@ export const ContextCompileRequest = z.object({
   focus_file_id: id.nullable(),
   attached_file_ids: z.array(id),
   ui_language: UiLanguage,
+  // The step being dispatched: the Context Trace is stored per run, role and step.
+  step: z.number().int().nonnegative().optional(),
 });
 export type ContextCompileRequest = z.infer<typeof ContextCompileRequest>;
 

@@ -25,6 +25,8 @@ export const ERROR_CATALOG = {
   not_found: spec(404, 'Not found.'),
   session_busy: spec(409, 'This session already has a run in progress.', true),
   no_active_run: spec(409, 'This session has no run in progress.'),
+  // Optimistic concurrency on the author's file saves (expected_version is not the current one).
+  version_conflict: spec(409, 'The file changed since you opened it; reload it and try again.'),
   payload_too_large: spec(413, 'The request body is too large.'),
   rate_limited: spec(429, 'Too many requests; slow down and retry shortly.', true),
   too_many_active_runs: spec(429, 'You already have the maximum number of runs in progress.', true),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ERROR_CATALOG, ERROR_CODES, type ErrorCode } from './errors.ts';
-import { AgentRole, GenerationMode } from './roles.ts';
+import { AgentRole, GenerationMode, WorkflowPlanName } from './roles.ts';
 import { isoNow } from './time.ts';
 
 /**
@@ -21,6 +21,9 @@ export const WORKFLOW_STOPPED_REASONS = [
   'model_call_cap',
   'tool_turns_exhausted',
   'collaboration_cap',
+  // The run asked the author a question (request_clarification) and waits for the answer: the
+  // terminal frame after clarification_requested; the run and session rest in phase waiting_user.
+  'waiting_user',
 ] as const;
 export const WorkflowStoppedReason = z.enum(WORKFLOW_STOPPED_REASONS);
 export type WorkflowStoppedReason = z.infer<typeof WorkflowStoppedReason>;
@@ -32,6 +35,19 @@ export const FrameSchemas = {
     session_id: z.string(),
     project_id: z.string(),
     generation_mode: GenerationMode,
+  }),
+  // The router's decision for this run (seed 000 「Router」): which agent starts, the trimmed plan
+  // and the author's scope; `source` says whether the model decided or a deterministic rule did.
+  routing_decided: z.object({
+    ...base,
+    type: z.literal('routing_decided'),
+    agent,
+    workflow_plan: WorkflowPlanName,
+    workflow_agents: z.array(AgentRole),
+    read_only: z.boolean(),
+    write_content: z.boolean().nullable(),
+    scope: z.string(),
+    source: z.string(),
   }),
   agent_start: z.object({ ...base, type: z.literal('agent_start'), agent, step: z.number().int() }),
   text: z.object({ ...base, type: z.literal('text'), agent, content: z.string() }),
@@ -53,6 +69,17 @@ export const FrameSchemas = {
     status: z.enum(['ok', 'error']),
     error_type: z.string().optional(),
     summary: z.string(),
+  }),
+  // Progress of a long tool call (parallel_execute) on its card, keyed by tool_call_id (seed 003 坑 12).
+  tool_progress: z.object({
+    ...base,
+    type: z.literal('tool_progress'),
+    agent,
+    tool_call_id: z.string(),
+    tool_name: z.string(),
+    completed: z.number().int().nonnegative(),
+    total: z.number().int().nonnegative(),
+    message: z.string(),
   }),
   file_start: z.object({
     ...base,
@@ -105,11 +132,13 @@ export const FRAME_TYPES = Object.keys(FrameSchemas) as FrameType[];
 
 export const SseFrame = z.discriminatedUnion('type', [
   FrameSchemas.run_started,
+  FrameSchemas.routing_decided,
   FrameSchemas.agent_start,
   FrameSchemas.text,
   FrameSchemas.thinking,
   FrameSchemas.tool_call,
   FrameSchemas.tool_result,
+  FrameSchemas.tool_progress,
   FrameSchemas.file_start,
   FrameSchemas.file_delta,
   FrameSchemas.file_saved,

@@ -17,3 +17,103 @@ export type AgentStreamBody = z.infer<typeof AgentStreamBody>;
 
 export const RunIdParams = z.object({ runId: z.uuid() });
 export const LastEventId = z.coerce.number().int().nonnegative();
+
+export const AgentStopBody = z
+  .strictObject({ run_id: z.uuid().optional(), session_id: z.uuid().optional() })
+  .refine((body) => body.run_id !== undefined || body.session_id !== undefined, {
+    message: 'run_id or session_id is required',
+    path: ['run_id'],
+  });
+export type AgentStopBody = z.infer<typeof AgentStopBody>;
+
+export const MAX_STEER_CHARS = 4_000;
+export const AgentSteerBody = z.strictObject({
+  session_id: z.uuid(),
+  message: z.string().trim().min(1).max(MAX_STEER_CHARS),
+});
+export type AgentSteerBody = z.infer<typeof AgentSteerBody>;
+
+export const SessionIdParams = z.object({ sessionId: z.uuid() });
+
+export const TokenRequestBody = z.strictObject({ api_key: z.string().min(8).max(200) });
+
+// Quota and usage (billing issue). Credits are whole units; one run reserves one.
+export const MAX_CREDIT_GRANT = 1_000_000;
+export const UserIdParams = z.object({ userId: z.uuid() });
+export const GrantCreditsBody = z.strictObject({
+  credits: z.number().int().positive().max(MAX_CREDIT_GRANT),
+});
+export type GrantCreditsBody = z.infer<typeof GrantCreditsBody>;
+
+const TokenTotals = {
+  calls: z.number().int().nonnegative(),
+  /** Calls whose usage the provider did not report (usage_source = estimate). */
+  estimated_calls: z.number().int().nonnegative(),
+  prompt_tokens: z.number().int().nonnegative(),
+  completion_tokens: z.number().int().nonnegative(),
+  total_tokens: z.number().int().nonnegative(),
+};
+export const UsageTodayResponse = z.object({
+  /** The UTC day the totals cover, YYYY-MM-DD. */
+  day: z.string(),
+  total: z.object(TokenTotals),
+  by_model: z.array(z.object({ provider: z.string(), model: z.string(), ...TokenTotals })),
+});
+export type UsageTodayResponse = z.infer<typeof UsageTodayResponse>;
+
+export const QuotaResponse = z.object({
+  credits: z.number().int().nonnegative(),
+  /** Tokens per UTC day; null = no cap. */
+  daily_token_cap: z.number().int().nonnegative().nullable(),
+  used_today_tokens: z.number().int().nonnegative(),
+});
+export type QuotaResponse = z.infer<typeof QuotaResponse>;
+
+export const GrantCreditsResponse = z.object({
+  user_id: z.string(),
+  credits: z.number().int().nonnegative(),
+});
+export type GrantCreditsResponse = z.infer<typeof GrantCreditsResponse>;
+
+// Next-step suggestions (`POST /agent/suggest`, seed 000 suggest_service): a session narrows them to
+// that conversation; without one they are about the project.
+export const AgentSuggestBody = z.strictObject({
+  project_id: z.uuid(),
+  session_id: z.uuid().optional(),
+});
+export type AgentSuggestBody = z.infer<typeof AgentSuggestBody>;
+export const MAX_SUGGESTIONS = 5;
+export const AgentSuggestResponse = z.object({ suggestions: z.array(z.string()).max(MAX_SUGGESTIONS) });
+export type AgentSuggestResponse = z.infer<typeof AgentSuggestResponse>;
+
+// Project files (the author's editor, issue 4). An author save creates an `author` version; a
+// stale `expected_version` is 409 version_conflict, never a silent overwrite.
+export const MAX_FILE_CHARS = 1_000_000;
+const fileTitle = z.string().trim().min(1).max(200);
+export const ProjectIdParams = z.object({ projectId: z.uuid() });
+export const ProjectFileParams = z.object({ projectId: z.uuid(), fileId: z.uuid() });
+
+export const CreateFileBody = z.strictObject({
+  title: fileTitle,
+  file_type: z
+    .string()
+    .trim()
+    .regex(/^[a-z][a-z_]{0,39}$/),
+  folder: z.string().trim().max(200).default(''),
+  content: z.string().max(MAX_FILE_CHARS).default(''),
+});
+export type CreateFileBody = z.infer<typeof CreateFileBody>;
+
+export const UpdateFileBody = z.strictObject({
+  content: z.string().max(MAX_FILE_CHARS),
+  expected_version: z.number().int().nonnegative(),
+  title: fileTitle.optional(),
+});
+export type UpdateFileBody = z.infer<typeof UpdateFileBody>;
+
+/** A revert is itself a new version carrying the old content. */
+export const RevertFileBody = z.strictObject({
+  version: z.number().int().min(1),
+  expected_version: z.number().int().nonnegative().optional(),
+});
+export type RevertFileBody = z.infer<typeof RevertFileBody>;

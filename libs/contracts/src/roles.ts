@@ -7,6 +7,11 @@ export type AgentRole = z.infer<typeof AgentRole>;
 /** Roles whose tool set can change project files; served by the writer service. */
 export const WRITE_CAPABLE_ROLES: readonly AgentRole[] = ['planner', 'hook_designer', 'writer'];
 
+/** Seed 000 `WORKFLOW_AGENTS`: the plans a routing decision picks from. */
+export const WORKFLOW_PLAN_NAMES = ['quick', 'standard', 'full', 'hook_focus', 'review_only'] as const;
+export const WorkflowPlanName = z.enum(WORKFLOW_PLAN_NAMES);
+export type WorkflowPlanName = z.infer<typeof WorkflowPlanName>;
+
 export const GenerationMode = z.enum(['fast', 'quality']);
 export type GenerationMode = z.infer<typeof GenerationMode>;
 

@@ -18,11 +18,9 @@ const REPO_ROOT = join(import.meta.dirname, '../../..');
  * neither used nor listed here fails the test below.
  */
 const RESERVED_FOR_LATER: readonly ErrorCode[] = [
-  'no_active_run', // stop/steer on an idle session
-  'too_many_active_runs', // per-user run semaphore
-  'steer_queue_full', // steering interjection queue bound
-  'worker_lost', // router takeover when a step's worker disappears
-  'tool_failure_circuit_open', // tool failure circuit breaker
+  // Superseded by workflow_stopped(wall_clock_timeout); kept because the contract is additive-only
+  // (seed 003 §四) and stored frames of older runs still carry it.
+  'run_timeout',
 ];
 
 function sourceFilesOutsideContracts(): string[] {

@@ -28,7 +28,7 @@ export interface FileVersion {
   createdAt: string;
 }
 
-interface FileRow {
+export interface FileRow {
   id: string;
   project_id: string;
   folder: string;
@@ -43,7 +43,7 @@ interface FileRow {
   updated_at: string;
 }
 
-interface FileVersionRow {
+export interface FileVersionRow {
   id: string;
   file_id: string;
   version: number;
@@ -53,10 +53,10 @@ interface FileVersionRow {
   created_at: string;
 }
 
-const FILE_COLUMNS =
+export const FILE_COLUMNS =
   'f.id, f.project_id, f.folder, f.title, f.file_type, f.content, f.version, f.author_saved, f.deleted, f.visibility, f.created_at, f.updated_at';
 
-function toFile(row: FileRow): ProjectFile {
+export function toFile(row: FileRow): ProjectFile {
   return {
     id: row.id,
     projectId: row.project_id,
@@ -73,7 +73,7 @@ function toFile(row: FileRow): ProjectFile {
   };
 }
 
-function toFileVersion(row: FileVersionRow): FileVersion {
+export function toFileVersion(row: FileVersionRow): FileVersion {
   return {
     id: row.id,
     fileId: row.file_id,

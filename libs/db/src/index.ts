@@ -1,4 +1,27 @@
 export {
+  type FileSearchHit,
+  type FileSummary,
+  getFileContents,
+  getProjectTaskBoard,
+  listFileSummaries,
+  listRunWrittenFileIds,
+  searchFiles,
+  setFileVisibility,
+} from './context-files.ts';
+export { insertContextTrace, listContextTraces, type StoredContextTrace } from './context-traces.ts';
+export {
+  type FileTextMatch,
+  findFileByTitle,
+  findFilesByText,
+  hasAuthorVersionAfter,
+  latestVersionBySource,
+  lockFile,
+  lockFilesUnderFolder,
+  saveFileContentIfVersion,
+  setFileTitle,
+  softDeleteFiles,
+} from './file-edits.ts';
+export {
   createFile,
   FileNotFoundError,
   type FileVersion,
@@ -36,6 +59,11 @@ export {
   withTransaction,
 } from './pool.ts';
 export {
+  getProjectWorkspace,
+  type ProjectWorkspace,
+  updateProjectWorkspace,
+} from './project-workspace.ts';
+export {
   addProjectMember,
   createProject,
   getProject,
@@ -44,7 +72,21 @@ export {
   type Project,
   type ProjectRole,
 } from './projects.ts';
-export { ensureQuotaAccount, getCredits } from './quota.ts';
+export {
+  ensureQuotaAccount,
+  type GrantResult,
+  getCredits,
+  getQuotaAccount,
+  grantCredits,
+  type QuotaAccount,
+} from './quota.ts';
+export {
+  closeWaitingRuns,
+  deleteEmptyFiles,
+  getMessageRouting,
+  mergeMessageRouting,
+  projectHasAssistantReply,
+} from './routing.ts';
 export { RunFencedError, withRunFence } from './run-fence.ts';
 export {
   ACTIVE_RUN_PHASES,
@@ -60,6 +102,13 @@ export {
 } from './runs.ts';
 export { ApiKeyTakenError, DEMO_EMAIL, DEMO_PROJECT_TITLE, type DemoSeed, seedDemo } from './seed.ts';
 export {
+  getLatestCompaction,
+  type HistoryCompaction,
+  type HistoryMessage,
+  listHistoryMessages,
+  saveCompaction,
+} from './session-history.ts';
+export {
   createSession,
   getSession,
   getSessionForUser,
@@ -67,6 +116,29 @@ export {
   type Session,
   setSessionPhase,
 } from './sessions.ts';
+export {
+  deleteSkill,
+  getSkill,
+  getSkillResource,
+  listEnabledSkills,
+  listSkillResourceContents,
+  listSkills,
+  recordSkillRead,
+  type Skill,
+  type SkillPackageInput,
+  type SkillReadOutcome,
+  type SkillSummary,
+  saveSkillPackage,
+  setSkillEnabled,
+  skillReadUsage,
+} from './skills.ts';
+export {
+  type ModelUsage,
+  recordUsage,
+  tokensUsedToday,
+  type UsageTotals,
+  usageTodayByModel,
+} from './usage.ts';
 export {
   createApiKey,
   createUser,

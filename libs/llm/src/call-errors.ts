@@ -1,3 +1,4 @@
+import type { TokenUsage } from '@quill/contracts';
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { LlmCallError, type LlmCallErrorKind } from './errors.ts';
 
@@ -8,6 +9,8 @@ export interface FailureContext {
   streaming: boolean;
   timedOut: boolean;
   callerAborted: boolean;
+  /** What the attempt consumed, for its usage record. */
+  usage?: TokenUsage;
 }
 
 /** Turns whatever the SDK or fetch threw into one `LlmCallError`. */
@@ -20,6 +23,7 @@ export function toLlmCallError(error: unknown, context: FailureContext): LlmCall
     outputStarted: context.outputStarted,
     ...(status === undefined ? {} : { status }),
     ...(providerCode === undefined ? {} : { providerCode }),
+    ...(context.usage === undefined ? {} : { usage: context.usage }),
     cause: error,
   });
 }

@@ -3,44 +3,76 @@ import OpenAI from 'openai';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { toLlmCallError } from './call-errors.ts';
 import { LlmCallError } from './errors.ts';
-import type { LlmProvider } from './provider.ts';
+import { type LlmProvider, modelFor } from './provider.ts';
 import { StreamAssembler } from './stream-assembler.ts';
-import { estimatePromptTokens, estimateTextTokens } from './token-estimate.ts';
-import type { ChatRequest, LlmCallResult, LlmClient, LlmEvent, LlmLogger } from './types.ts';
+import { encodingForModel, estimatePromptTokens, estimateTextTokens } from './token-estimate.ts';
+import type { ChatRequest, LlmAttempt, LlmCallResult, LlmClient, LlmEvent, LlmLogger } from './types.ts';
+
+/**
+ * The three silences a streamed call may hit. None caps the whole call: a long chapter may
+ * stream for minutes as long as chunks keep coming.
+ */
+export interface LlmTimeouts {
+  /** Until the response headers arrive. */
+  connectMs: number;
+  /** From sending the request until the first text, thinking or tool-call delta. */
+  firstTokenMs: number;
+  /** Between two chunks once output has started. */
+  idleMs: number;
+}
 
 export interface LlmClientOptions {
   provider: LlmProvider;
-  /**
-   * Longest silence tolerated, in ms: waiting for the response headers, then between two
-   * chunks. Not a cap on the whole call: a long chapter may stream for minutes.
-   */
-  timeoutMs: number;
+  timeouts?: Partial<LlmTimeouts>;
+  /** Fallback for every timeout not set in `timeouts`. */
+  timeoutMs?: number;
   logger?: LlmLogger;
   /** SDK retries of a request that failed before streaming; default 0, as failover decides. */
   maxRetries?: number;
 }
 
+const DEFAULT_TIMEOUT_MS = 120_000;
+
+export function resolveTimeouts(options: Pick<LlmClientOptions, 'timeouts' | 'timeoutMs'>): LlmTimeouts {
+  const fallback = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  return {
+    connectMs: options.timeouts?.connectMs ?? fallback,
+    firstTokenMs: options.timeouts?.firstTokenMs ?? fallback,
+    idleMs: options.timeouts?.idleMs ?? fallback,
+  };
+}
+
 export function createLlmClient(options: LlmClientOptions): LlmClient {
+  const timeouts = resolveTimeouts(options);
   const openai = new OpenAI({
     baseURL: options.provider.baseUrl,
     apiKey: options.provider.apiKey,
     maxRetries: options.maxRetries ?? 0,
-    timeout: options.timeoutMs,
+    // The SDK's own timeout only covers the wait for headers; ours below cover the stream.
+    timeout: timeouts.connectMs,
   });
   return {
     provider: { name: options.provider.name, model: options.provider.model },
-    streamChat: (request) => streamChat(openai, options, request),
+    streamChat: (request) => streamChat(openai, options, timeouts, request),
   };
 }
 
 async function* streamChat(
   openai: OpenAI,
   options: LlmClientOptions,
+  timeouts: LlmTimeouts,
   request: ChatRequest,
 ): AsyncGenerator<LlmEvent, LlmCallResult, undefined> {
   const { provider, logger } = options;
+  const model = request.model ?? modelFor(provider, request.role).model;
+  const startedAt = performance.now();
   const deadline = new AbortController();
-  const timer = setTimeout(() => deadline.abort(new Error('model call idle timeout')), options.timeoutMs);
+  let timer: NodeJS.Timeout | undefined;
+  const arm = (ms: number, phase: string) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => deadline.abort(new Error(`model call ${phase} timeout`)), Math.max(0, ms));
+  };
+  arm(timeouts.connectMs, 'connect');
   const signal = request.signal ? AbortSignal.any([request.signal, deadline.signal]) : deadline.signal;
   const assembler = new StreamAssembler();
   let streaming = false;
@@ -51,13 +83,14 @@ async function* streamChat(
       streaming,
       timedOut: deadline.signal.aborted,
       callerAborted: request.signal?.aborted === true,
+      usage: failedAttemptUsage(assembler, request, model, streaming),
     });
 
   try {
     try {
       const stream = await openai.chat.completions.create(
         {
-          model: provider.model,
+          model,
           messages: toProviderMessages(request.messages),
           ...(request.tools && request.tools.length > 0 ? { tools: request.tools } : {}),
           stream: true,
@@ -66,10 +99,12 @@ async function* streamChat(
         { signal, headers: { 'x-quill-role': request.role, 'x-quill-run-id': request.runId } },
       );
       streaming = true;
-      timer.refresh();
+      // Empty keep-alive and role chunks do not count: the first-token deadline runs from the request.
+      arm(timeouts.firstTokenMs - (performance.now() - startedAt), 'first token');
       for await (const chunk of stream) {
-        timer.refresh();
-        for (const event of assembler.push(chunk)) yield event;
+        const events = assembler.push(chunk);
+        if (assembler.outputStarted) arm(timeouts.idleMs, 'idle');
+        for (const event of events) yield event;
       }
     } catch (error) {
       throw failure(error);
@@ -78,12 +113,23 @@ async function* streamChat(
     if (signal.aborted) throw failure(signal.reason);
     if (assembler.finishReason === undefined)
       throw failure(new Error('stream ended without a finish_reason'));
-    const result = buildResult(assembler, options.provider, request);
+    const result = buildResult(assembler, provider.name, model, request);
     logger?.debug(
       { provider: provider.name, run_id: request.runId, role: request.role, usage: result.usage },
       'model call finished',
     );
-    return result;
+    const attempt: LlmAttempt = {
+      index: 0,
+      provider: provider.name,
+      model: result.model,
+      outcome: 'ok',
+      usage: result.usage,
+      outputStarted: assembler.outputStarted,
+      durationMs: performance.now() - startedAt,
+      trimmedToolResults: 0,
+    };
+    request.onAttempt?.(attempt);
+    return { ...result, failovers: 0, attempts: [attempt] };
   } catch (error) {
     const callError = error instanceof LlmCallError ? error : failure(error);
     const fields = {
@@ -98,13 +144,30 @@ async function* streamChat(
     // An abort is the author or the run stopping, not a provider problem.
     if (callError.kind === 'aborted') logger?.debug(fields, 'model call aborted');
     else logger?.warn(fields, 'model call failed');
+    request.onAttempt?.({
+      index: 0,
+      provider: provider.name,
+      model,
+      outcome: 'failed',
+      usage: callError.usage ?? failedAttemptUsage(assembler, request, model, streaming),
+      errorKind: callError.kind,
+      ...(callError.status === undefined ? {} : { status: callError.status }),
+      outputStarted: callError.outputStarted,
+      durationMs: performance.now() - startedAt,
+      trimmedToolResults: 0,
+    });
     throw callError;
   } finally {
     clearTimeout(timer);
   }
 }
 
-function buildResult(assembler: StreamAssembler, provider: LlmProvider, request: ChatRequest): LlmCallResult {
+function buildResult(
+  assembler: StreamAssembler,
+  providerName: string,
+  model: string,
+  request: ChatRequest,
+): LlmCallResult {
   const toolCalls = assembler.toolCalls();
   return {
     text: assembler.text,
@@ -113,22 +176,38 @@ function buildResult(assembler: StreamAssembler, provider: LlmProvider, request:
     finishReason: assembler.finishReason ?? 'stop',
     usage: assembler.providerUsage
       ? { ...assembler.providerUsage, usage_source: 'provider' }
-      : estimateUsage(assembler, toolCalls, request),
-    provider: provider.name,
-    model: assembler.model ?? provider.model,
+      : estimateUsage(assembler, request, model),
+    provider: providerName,
+    model: assembler.model ?? model,
     ...(assembler.firstTokenAt === undefined ? {} : { firstTokenAt: assembler.firstTokenAt }),
   };
 }
 
-function estimateUsage(
+/**
+ * A failed stream never carries the provider's usage. A request refused before streaming (HTTP
+ * error, connection failure) generated nothing, so it is recorded as zero; once the provider
+ * accepted it, the prompt and whatever arrived are estimated, as it may bill them.
+ */
+function failedAttemptUsage(
   assembler: StreamAssembler,
-  toolCalls: LlmCallResult['toolCalls'],
   request: ChatRequest,
+  model: string,
+  streaming: boolean,
 ): TokenUsage {
-  const prompt = estimatePromptTokens(request.messages, request.tools);
-  let completion = estimateTextTokens(assembler.text) + estimateTextTokens(assembler.thinking);
-  for (const call of toolCalls) {
-    completion += estimateTextTokens(call.function.name) + estimateTextTokens(call.function.arguments);
+  if (!streaming)
+    return { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, usage_source: 'estimate' };
+  return estimateUsage(assembler, request, model);
+}
+
+function estimateUsage(assembler: StreamAssembler, request: ChatRequest, model: string): TokenUsage {
+  const encoding = encodingForModel(model);
+  const prompt = estimatePromptTokens(request.messages, request.tools, encoding);
+  let completion =
+    estimateTextTokens(assembler.text, encoding) + estimateTextTokens(assembler.thinking, encoding);
+  for (const call of assembler.toolCalls()) {
+    completion +=
+      estimateTextTokens(call.function.name, encoding) +
+      estimateTextTokens(call.function.arguments, encoding);
   }
   return {
     prompt_tokens: prompt,

@@ -1,17 +1,62 @@
-export { createLlmClient, type LlmClientOptions } from './client.ts';
+export {
+  type Admission,
+  type BreakerSettings,
+  type BreakerState,
+  type BreakerStatus,
+  type CircuitBreaker,
+  createCircuitBreaker,
+  readBreakerStates,
+} from './circuit-breaker.ts';
+export { createLlmClient, type LlmClientOptions, type LlmTimeouts, resolveTimeouts } from './client.ts';
 export { collectChat } from './collect.ts';
 export {
+  canFailOver,
+  isProviderFailure,
   LlmCallError,
   type LlmCallErrorFields,
   type LlmCallErrorKind,
   quillErrorCodeFor,
   toQuillError,
 } from './errors.ts';
-export type { LlmProvider } from './provider.ts';
-export { estimatePromptTokens, estimateTextTokens } from './token-estimate.ts';
+export {
+  createFailoverClient,
+  type FailoverClientOptions,
+  type FailoverLlmClient,
+  MAX_PROVIDER_ATTEMPTS,
+} from './failover-client.ts';
+export {
+  TRIMMED_NOTE_PREFIX,
+  type TrimOptions,
+  type TrimResult,
+  trimTranscript,
+} from './intra-run-trimmer.ts';
+export {
+  createFailoverClientFromSettings,
+  type LlmSettings,
+  parseRoleModels,
+  providersFromSettings,
+} from './llm-settings.ts';
+export {
+  CONTINUATION_PROMPT,
+  continuationMessages,
+  needsContinuation,
+  type TruncatedReply,
+} from './output-truncation.ts';
+export { type LlmProvider, type ModelTarget, modelFor } from './provider.ts';
+export { createSessionPins, type SessionPins } from './session-pin.ts';
+export {
+  type EncodingName,
+  encodingForModel,
+  estimateMessageTokens,
+  estimatePromptTokens,
+  estimateTextTokens,
+  estimateToolsTokens,
+  warmTokenizer,
+} from './token-estimate.ts';
 export type {
   ChatRequest,
   FinishReason,
+  LlmAttempt,
   LlmCallResult,
   LlmClient,
   LlmEvent,

@@ -11,4 +11,19 @@ export interface LlmProvider {
   model: string;
   /** The model's context window for input; the context compiler budgets against it. */
   maxInputTokens: number;
+  /** Per-role models on this endpoint (e.g. a cheaper model for `router`). */
+  roleModels?: Readonly<Record<string, ModelTarget>>;
+}
+
+/**
+ * A concrete model path. It always carries its context window (seed 003 坑 2): a model without a
+ * declared window cannot be budgeted or trimmed for, so no path may omit it.
+ */
+export interface ModelTarget {
+  model: string;
+  maxInputTokens: number;
+}
+
+export function modelFor(provider: LlmProvider, role: string): ModelTarget {
+  return provider.roleModels?.[role] ?? { model: provider.model, maxInputTokens: provider.maxInputTokens };
 }

@@ -1,41 +1,106 @@
+import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import type { ChatMessage } from '@quill/contracts';
+import type { Tiktoken, TiktokenBPE } from 'js-tiktoken/lite';
 import type { ToolDefinition } from './types.ts';
 
 /*
- * Used only when a provider does not report usage (the record is then marked `estimate`).
- * js-tiktoken is not a dependency, so this is a heuristic in the spirit of OpenAI's cookbook:
- * CJK and other non-ASCII characters count one token each (cl100k / o200k encode most Chinese
- * characters as 1 token), ASCII text one token per 4 characters, plus 4 tokens of framing per
- * message and 3 for the reply primer. It errs slightly high for Chinese prose, which is the safe
- * side for billing estimates and budgets.
+ * Token counts with a real BPE tokenizer (js-tiktoken). Used for usage records the provider did
+ * not report (marked `estimate`) and for the intra-run trimmer's budget. No tokenizer is exact
+ * for every provider (DeepSeek, Qwen and Llama have their own vocabularies); o200k counts CJK
+ * prose at roughly one token per character, slightly above those vocabularies, which is the safe
+ * side for budgets. Framing follows OpenAI's cookbook: 3 tokens per message, 3 for the reply primer.
  */
-const MESSAGE_OVERHEAD_TOKENS = 4;
+const MESSAGE_OVERHEAD_TOKENS = 3;
 const REPLY_PRIMER_TOKENS = 3;
-const ASCII_CHARACTERS_PER_TOKEN = 4;
 
-export function estimateTextTokens(text: string): number {
-  let ascii = 0;
-  let other = 0;
-  for (const character of text) {
-    if (character.charCodeAt(0) < 0x80) ascii += 1;
-    else other += 1;
+export type EncodingName = 'o200k_base' | 'cl100k_base';
+
+/** GPT-4 / 3.5 era models use cl100k; everything newer (and non-OpenAI models) is counted with o200k. */
+export function encodingForModel(model: string | undefined): EncodingName {
+  if (model && /^(gpt-4(?!o|\.)|gpt-3\.5|text-embedding)/i.test(model)) return 'cl100k_base';
+  return 'o200k_base';
+}
+
+// The rank tables are megabytes of JS each; load one only when it is first needed.
+const require = createRequire(import.meta.url);
+const encoders = new Map<EncodingName, Tiktoken>();
+
+function encoder(name: EncodingName): Tiktoken {
+  let found = encoders.get(name);
+  if (!found) {
+    const { Tiktoken: TiktokenClass } = require('js-tiktoken/lite') as typeof import('js-tiktoken/lite');
+    // The CommonJS build exports the table itself (no `default`).
+    const ranks = require(`js-tiktoken/ranks/${name}`) as TiktokenBPE;
+    found = new TiktokenClass(ranks);
+    encoders.set(name, found);
   }
-  return other + Math.ceil(ascii / ASCII_CHARACTERS_PER_TOKEN);
+  return found;
+}
+
+/*
+ * BPE over CJK text costs ~10 µs per character in JS, and a tool loop re-counts the same
+ * transcript before every call, so counts of longer strings are memoised (insertion-ordered
+ * map used as a small LRU), keyed by a digest so the cache never holds the texts themselves.
+ */
+const CACHE_MIN_LENGTH = 64;
+const CACHE_MAX_ENTRIES = 4096;
+const cache = new Map<string, number>();
+
+export function estimateTextTokens(text: string, encoding: EncodingName = 'o200k_base'): number {
+  if (text.length === 0) return 0;
+  if (text.length < CACHE_MIN_LENGTH) return count(text, encoding);
+  const key = `${encoding}:${createHash('sha1').update(text).digest('base64')}`;
+  const cached = cache.get(key);
+  if (cached !== undefined) {
+    cache.delete(key);
+    cache.set(key, cached);
+    return cached;
+  }
+  const tokens = count(text, encoding);
+  cache.set(key, tokens);
+  if (cache.size > CACHE_MAX_ENTRIES) cache.delete(cache.keys().next().value as string);
+  return tokens;
+}
+
+/**
+ * Loads the default table now (~1 s of CPU, ~75 MB of heap) so that a service pays it at
+ * start-up rather than inside its first model call.
+ */
+export function warmTokenizer(encoding: EncodingName = 'o200k_base'): void {
+  encoder(encoding);
+}
+
+function count(text: string, encoding: EncodingName): number {
+  // Special tokens ("<|endoftext|>") in author text are plain text to us, never an error.
+  return encoder(encoding).encode(text, [], []).length;
+}
+
+export function estimateMessageTokens(message: ChatMessage, encoding: EncodingName = 'o200k_base'): number {
+  let total = MESSAGE_OVERHEAD_TOKENS + estimateTextTokens(message.content ?? '', encoding);
+  if (message.role === 'assistant' && message.tool_calls) {
+    for (const call of message.tool_calls) {
+      total +=
+        estimateTextTokens(call.function.name, encoding) +
+        estimateTextTokens(call.function.arguments, encoding);
+    }
+  }
+  return total;
+}
+
+export function estimateToolsTokens(
+  tools: readonly ToolDefinition[] = [],
+  encoding: EncodingName = 'o200k_base',
+): number {
+  return tools.length > 0 ? estimateTextTokens(JSON.stringify(tools), encoding) : 0;
 }
 
 export function estimatePromptTokens(
   messages: readonly ChatMessage[],
   tools: readonly ToolDefinition[] = [],
+  encoding: EncodingName = 'o200k_base',
 ): number {
-  let total = REPLY_PRIMER_TOKENS;
-  for (const message of messages) {
-    total += MESSAGE_OVERHEAD_TOKENS + estimateTextTokens(message.content ?? '');
-    if (message.role === 'assistant' && message.tool_calls) {
-      for (const call of message.tool_calls) {
-        total += estimateTextTokens(call.function.name) + estimateTextTokens(call.function.arguments);
-      }
-    }
-  }
-  if (tools.length > 0) total += estimateTextTokens(JSON.stringify(tools));
+  let total = REPLY_PRIMER_TOKENS + estimateToolsTokens(tools, encoding);
+  for (const message of messages) total += estimateMessageTokens(message, encoding);
   return total;
 }

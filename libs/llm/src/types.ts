@@ -18,7 +18,34 @@ export interface ChatRequest {
   role: string;
   /** Sent as `x-quill-run-id`. */
   runId: string;
+  /** Pins the session to the provider that last served it (failover client only). */
+  sessionId?: string;
+  /** Overrides the provider's model for this call (the failover client sets it per role). */
+  model?: string;
+  /**
+   * Accounting hook: called once per provider attempt, failed ones included, before the call
+   * returns or throws, so every attempt gets its usage record (seed 000 `usage_hooks`).
+   */
+  onAttempt?: (attempt: LlmAttempt) => void;
   signal?: AbortSignal;
+}
+
+/** One request to one provider within a model call. */
+export interface LlmAttempt {
+  /** 0 for the first provider tried, 1 after a failover. */
+  index: number;
+  provider: string;
+  model: string;
+  outcome: 'ok' | 'failed';
+  /** Provider-reported when it sent usage; otherwise estimated (`usage_source: "estimate"`). */
+  usage: TokenUsage;
+  /** Failure kind and HTTP status for a failed attempt. */
+  errorKind?: string;
+  status?: number;
+  outputStarted: boolean;
+  durationMs: number;
+  /** Tool results the intra-run trimmer shortened to fit this provider's window. */
+  trimmedToolResults: number;
 }
 
 export type LlmEvent =
@@ -39,6 +66,10 @@ export interface LlmCallResult {
   model: string;
   /** ms since the epoch (sub-ms precision) of the first text, thinking or tool-call delta. */
   firstTokenAt?: number;
+  /** Provider switches during this call (0 or 1); the failover client sets it, for the run meter. */
+  failovers?: number;
+  /** Every provider attempt of this call, in order (failover client only). */
+  attempts?: LlmAttempt[];
 }
 
 export interface LlmClient {

@@ -10,6 +10,8 @@ export interface RedisKeys {
   runModelCalls(runId: string): string;
   /** Prefix for the per-user request rate limiter's own keys. */
   readonly rateLimit: string;
+  /** Refreshed while any gateway streams the run to a client (disconnect grace). */
+  runWatchers(runId: string): string;
 }
 
 /** `redisKeys('quill')` → `quill:lock:session:<id>`; an empty prefix gives the bare names. */
@@ -25,5 +27,6 @@ export function redisKeys(prefix: string): RedisKeys {
     llmBreaker: (provider) => `${base}llm:cb:${provider}`,
     runModelCalls: (runId) => `${base}run:model_calls:${runId}`,
     rateLimit: `${base}rl:`,
+    runWatchers: (runId) => `${base}sse:${runId}`,
   };
 }

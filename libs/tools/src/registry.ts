@@ -1,17 +1,67 @@
 import type { AgentRole } from '@quill/contracts';
 import { z } from 'zod';
+import { handoffToAgentTool, requestClarificationTool } from './control-tools.ts';
 import { createFileTool } from './create-file.ts';
+import { deleteFileTool } from './delete-file.ts';
+import { editFileTool } from './edit-file.ts';
+import { loadSkillTool } from './load-skill.ts';
+import { createParallelExecuteTool } from './parallel-execute.ts';
 import { queryFilesTool } from './query-files.ts';
+import { readSkillResourceTool } from './read-skill-resource.ts';
+import { renameFileTool } from './rename-file.ts';
 import { failure, type ToolContext, type ToolDefinition, type ToolResult, type ToolSpec } from './types.ts';
+import { updateProjectTool } from './update-project.ts';
+
+const parallelExecuteTool = createParallelExecuteTool({
+  execute: (name, rawArguments, context) => executeTool(name, rawArguments, context),
+  allowed: (name, context) =>
+    TOOL_SPECS[name]?.parallelSafe === true && toolNamesForRole(context.role).includes(name),
+});
 
 /** The one place where tool schemas, handlers and per-role tool sets are wired (seed 000 「工具」). */
 export const TOOL_SPECS: Record<string, ToolSpec> = {
   [createFileTool.name]: createFileTool as unknown as ToolSpec,
+  [editFileTool.name]: editFileTool as unknown as ToolSpec,
+  [deleteFileTool.name]: deleteFileTool as unknown as ToolSpec,
+  [renameFileTool.name]: renameFileTool as unknown as ToolSpec,
   [queryFilesTool.name]: queryFilesTool as unknown as ToolSpec,
+  [updateProjectTool.name]: updateProjectTool as unknown as ToolSpec,
+  [handoffToAgentTool.name]: handoffToAgentTool as unknown as ToolSpec,
+  [requestClarificationTool.name]: requestClarificationTool as unknown as ToolSpec,
+  [parallelExecuteTool.name]: parallelExecuteTool as unknown as ToolSpec,
+  [loadSkillTool.name]: loadSkillTool as unknown as ToolSpec,
+  [readSkillResourceTool.name]: readSkillResourceTool as unknown as ToolSpec,
 };
 
-export const DEFAULT_TOOL_NAMES = ['create_file', 'query_files'] as const;
-export const QUALITY_REVIEWER_TOOL_NAMES = ['query_files'] as const;
+/**
+ * Slots for the skills tools (L2 / L3 of a skill). They join both role sets as soon as their
+ * specs are registered in TOOL_SPECS above; until then they are simply not offered.
+ */
+export const SKILL_TOOL_NAMES = ['load_skill', 'read_skill_resource'] as const;
+const registeredSkillTools = (): string[] => SKILL_TOOL_NAMES.filter((name) => name in TOOL_SPECS);
+
+/** planner / hook_designer / writer. */
+export const DEFAULT_TOOL_NAMES: readonly string[] = [
+  'create_file',
+  'edit_file',
+  'delete_file',
+  'rename_file',
+  'query_files',
+  'update_project',
+  'handoff_to_agent',
+  'request_clarification',
+  'parallel_execute',
+  ...registeredSkillTools(),
+];
+/** quality_reviewer: reads and reports, hands back for revisions; no file-writing tool. */
+export const QUALITY_REVIEWER_TOOL_NAMES: readonly string[] = [
+  'query_files',
+  'handoff_to_agent',
+  'request_clarification',
+  'parallel_execute',
+  ...registeredSkillTools(),
+];
+/** Tools that change project files: refused on read-only / clarify-first requests, fenced, billed. */
 export const FILE_WRITE_TOOL_NAMES = Object.values(TOOL_SPECS)
   .filter((spec) => spec.writesFiles)
   .map((spec) => spec.name);

@@ -1,12 +1,16 @@
 import type { BillingDecision } from '@quill/contracts';
-import { withTransaction } from '@quill/db';
+import { tokensUsedToday, withTransaction } from '@quill/db';
 import type { Pool } from 'pg';
+import type { RunMeter } from './run-meter.ts';
 
-export type ReserveResult = { ok: true; creditsLeft: number } | { ok: false; code: 'quota_exhausted' };
+export type ReserveResult =
+  | { ok: true; creditsLeft: number }
+  | { ok: false; code: 'quota_exhausted' | 'cost_cap_reached' };
 
 /**
  * Pre-deducts one credit for a run, atomically: the balance can never go negative (the UPDATE
- * only matches a positive balance) and a retried reserve for the same run deducts once.
+ * only matches a positive balance) and a retried reserve for the same run deducts once. A user
+ * whose provider-reported tokens today reached their daily cap is refused before any deduction.
  */
 export async function reserveCredit(
   pool: Pool,
@@ -23,6 +27,14 @@ export async function reserveCredit(
       [input.runId],
     );
     if (existing.rows[0]) return { ok: true, creditsLeft: existing.rows[0].credits };
+    const account = await client.query<{ daily_token_cap: number | null }>(
+      'SELECT daily_token_cap FROM quota_accounts WHERE user_id = $1',
+      [input.userId],
+    );
+    const cap = account.rows[0]?.daily_token_cap;
+    if (cap !== null && cap !== undefined && (await tokensUsedToday(client, input.userId)) >= cap) {
+      return { ok: false, code: 'cost_cap_reached' };
+    }
     const updated = await client.query<{ credits: number }>(
       `UPDATE quota_accounts SET credits = credits - 1, updated_at = now()
        WHERE user_id = $1 AND credits > 0 RETURNING credits`,
@@ -51,19 +63,36 @@ export interface Settlement {
  */
 export async function settleRun(
   pool: Pool,
-  input: { runId: string; userId: string; decision: BillingDecision; reason: string },
+  input: {
+    runId: string;
+    userId: string;
+    decision: BillingDecision;
+    reason: string;
+    producedOutput?: boolean;
+    meter?: RunMeter;
+  },
 ): Promise<Settlement> {
   return withTransaction(pool, async (client) => {
-    const reserved = await client.query<{ credits_delta: number }>(
-      `SELECT credits_delta FROM billing_ledger WHERE run_id = $1 AND kind = 'reserve'`,
+    const reserved = await client.query<{ credits_delta: number; user_id: string }>(
+      `SELECT credits_delta, user_id FROM billing_ledger WHERE run_id = $1 AND kind = 'reserve'`,
       [input.runId],
     );
     const refundable = reserved.rows[0] ? -reserved.rows[0].credits_delta : 0;
     const creditsRefunded = input.decision === 'refund' ? refundable : 0;
+    // Money goes back to whoever paid the reservation, whatever user id the caller sent.
+    const userId = reserved.rows[0]?.user_id ?? input.userId;
     const inserted = await client.query(
-      `INSERT INTO settlements (run_id, user_id, decision, reason, credits_refunded)
-       VALUES ($1, $2, $3, $4, $5) ON CONFLICT (run_id) DO NOTHING`,
-      [input.runId, input.userId, input.decision, input.reason, creditsRefunded],
+      `INSERT INTO settlements (run_id, user_id, decision, reason, credits_refunded, produced_output, run_meter)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (run_id) DO NOTHING`,
+      [
+        input.runId,
+        userId,
+        input.decision,
+        input.reason,
+        creditsRefunded,
+        input.producedOutput ?? false,
+        JSON.stringify(input.meter ?? {}),
+      ],
     );
     if (inserted.rowCount === 0) {
       const existing = await client.query<{
@@ -81,12 +110,12 @@ export async function settleRun(
     }
     await client.query(
       `INSERT INTO billing_ledger (run_id, user_id, kind, credits_delta, reason) VALUES ($1, $2, $3, $4, $5)`,
-      [input.runId, input.userId, input.decision, creditsRefunded, input.reason],
+      [input.runId, userId, input.decision, creditsRefunded, input.reason],
     );
     if (creditsRefunded > 0) {
       await client.query(
         'UPDATE quota_accounts SET credits = credits + $2, updated_at = now() WHERE user_id = $1',
-        [input.userId, creditsRefunded],
+        [userId, creditsRefunded],
       );
     }
     return { decision: input.decision, reason: input.reason, creditsRefunded, duplicate: false };

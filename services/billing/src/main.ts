@@ -1,8 +1,5 @@
 import { serveRequests } from '@quill/bus';
-import type {
-  BillingReserveReply as ReserveReply,
-  BillingSettleReply as SettleReply,
-} from '@quill/contracts';
+import type { BillingReserveReply as ReserveReply } from '@quill/contracts';
 import {
   BillingReserveReply,
   BillingReserveRequest,
@@ -10,8 +7,9 @@ import {
   BillingSettleRequest,
 } from '@quill/contracts';
 import { startService } from '@quill/service-kit';
-import { decide } from './decision.ts';
-import { reserveCredit, settleRun } from './ledger.ts';
+import { reserveCredit } from './ledger.ts';
+import { createSettleHandler } from './settlement.ts';
+import { startUsageLedger } from './usage-ledger.ts';
 
 const runtime = await startService('billing');
 const { bus, config, logger, pool } = runtime;
@@ -42,39 +40,19 @@ const settle = serveRequests(
   bus.names.billingSettle,
   { request: BillingSettleRequest, reply: BillingSettleReply },
   {
-    async handle(request): Promise<SettleReply> {
-      const { decision, reason } = decide(request.outcome);
-      const settlement = await settleRun(pool, {
-        runId: request.run_id,
-        userId: request.user_id,
-        decision,
-        reason,
-      });
-      logger.info(
-        {
-          run_id: request.run_id,
-          billing_reason: settlement.reason,
-          decision: settlement.decision,
-          duplicate: settlement.duplicate,
-        },
-        'Agent stream billing evaluated',
-      );
-      return {
-        v: 1,
-        ok: true,
-        decision: settlement.decision,
-        reason: settlement.reason,
-        credits_refunded: settlement.creditsRefunded,
-        duplicate: settlement.duplicate,
-      };
-    },
+    handle: createSettleHandler({ bus, pool, logger }),
     invalidReply: { v: 1, ok: false, code: 'invalid_request' },
     failureReply: { v: 1, ok: false, code: 'service_unavailable' },
   },
   logger,
 );
 
+const usageLedger = await startUsageLedger(
+  { bus, pool, logger },
+  { concurrency: config.BILLING_USAGE_CONCURRENCY, ackWaitSeconds: config.BILLING_USAGE_ACK_WAIT_S },
+);
+
 runtime.onShutdown(async () => {
-  await Promise.all([reserve.stop(), settle.stop()]);
+  await Promise.all([reserve.stop(), settle.stop(), usageLedger.stop()]);
 });
 logger.info({ instance: config.instanceId }, 'billing ready');

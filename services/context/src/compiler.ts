@@ -1,70 +1,191 @@
-import type { ChatMessage, ContextCompileReply, ContextCompileRequest } from '@quill/contracts';
-import { getFile, getProject, listMessages, type ProjectFile } from '@quill/db';
-import type { Pool } from 'pg';
+import type { ContextCompileReply, ContextCompileRequest, TokenUsage } from '@quill/contracts';
+import {
+  getLatestCompaction,
+  getProject,
+  getProjectTaskBoard,
+  insertContextTrace,
+  listEnabledSkills,
+  listFileSummaries,
+  listHistoryMessages,
+  listRunWrittenFileIds,
+} from '@quill/db';
+import { estimateTextTokens } from '@quill/llm';
+import { type AssembledContext, assembleContext } from './assembler.ts';
+import { historyAllowance, type TokenCounter } from './budget.ts';
+import { chosenSkillBlocks, chosenSkillNames } from './chosen-skills.ts';
+import { ARCHIVE_FILE_TYPE, type CompactionDependencies } from './compaction.ts';
+import { buildHistoryWindow } from './history-window.ts';
+import { partitionByVisibility } from './isolation.ts';
 import { languageLine, replyLanguage, systemPrompt } from './prompts.ts';
+import { renderTurnContext, renderUserMessage, renderWorkingSet } from './render.ts';
+import { renderTaskBoard } from './task-board.ts';
+import { buildTrace } from './trace.ts';
+import { buildWorkingSet, type WorkingSetSettings } from './working-set.ts';
 
 export interface CompilerSettings {
-  /** Rough character budgets until the token-accurate compiler (context issue) replaces them. */
-  historyChars: number;
-  contextChars: number;
+  contextTokens: number;
+  historyTokens: number;
+  /** The request ledger's ceiling (already capped at the model's input window). */
+  ledgerCeiling: number;
+  skillTokens: number;
+  workingSet: WorkingSetSettings;
+  compactionEnabled: boolean;
 }
 
+export interface CompilerDependencies extends Omit<CompactionDependencies, 'onUsage'> {
+  settings: CompilerSettings;
+  count?: TokenCounter;
+  /** Reports the usage of a compaction summary made for this request (billing counts it). */
+  onSummaryUsage?: (
+    request: ContextCompileRequest,
+    usage: TokenUsage,
+    provider: string,
+    model: string,
+  ) => Promise<void>;
+}
+
+// Enough recent messages to find the last two assistant replies for the working set.
+const RECENT_MESSAGES = 12;
+
 /**
- * Assembles what a role sees: [system prompt][history][turn context + the author's words]. The
- * project and every file are looked up within the run's project, so a focus id from another
- * project is simply not found.
+ * The Context Compiler (seed 004 §5.7): decides what a role sees for one step — under token
+ * budgets and visibility rules — lays it out cache-stably as [system][history][turn], and
+ * records a Context Trace of everything loaded and withheld.
  */
-export function createContextCompiler(pool: Pool, settings: CompilerSettings) {
+export function createContextCompiler(dependencies: CompilerDependencies) {
+  const { pool, settings, logger } = dependencies;
+  const count = dependencies.count ?? ((text: string) => estimateTextTokens(text));
+
   return async function compile(request: ContextCompileRequest): Promise<ContextCompileReply> {
     const project = await getProject(pool, request.project_id);
     if (!project) return { v: 1, ok: false, code: 'not_found' };
-    const history = await listMessages(pool, request.session_id, { limit: 200 });
-    // The current author message is already the last stored one; it is sent as the turn itself.
-    const previous = history.filter((message) => message.runId !== request.run_id);
-    const files = await loadFiles(pool, request.project_id, [
-      ...(request.focus_file_id ? [request.focus_file_id] : []),
-      ...request.attached_file_ids,
+    const role = request.role;
+    const [summaries, reviewTargets, skills, taskBoard, compaction, recent] = await Promise.all([
+      listFileSummaries(pool, request.project_id),
+      role === 'quality_reviewer' ? listRunWrittenFileIds(pool, request.run_id) : Promise.resolve([]),
+      listEnabledSkills(pool, request.user_id),
+      getProjectTaskBoard(pool, request.project_id),
+      getLatestCompaction(pool, request.session_id),
+      listHistoryMessages(pool, request.session_id, { limit: RECENT_MESSAGES }),
     ]);
 
-    const messages: ChatMessage[] = [{ role: 'system', content: systemPrompt(project) }];
-    for (const message of trimToBudget(previous, settings.historyChars)) {
-      messages.push({ role: message.role, content: message.content });
-    }
-    messages.push({ role: 'user', content: turnContent(request, files, settings.contextChars) });
-    return { v: 1, ok: true, messages };
+    // Isolation first: nothing below ever sees a file the role may not see.
+    const { visible, withheld } = partitionByVisibility(summaries, role, new Set(reviewTargets));
+    const visibleById = new Map(visible.map((file) => [file.id, file]));
+    const workingSet = await buildWorkingSet({
+      pool,
+      projectId: request.project_id,
+      recent: recent.filter((message) => message.runId !== request.run_id),
+      visible: visibleById,
+      settings: settings.workingSet,
+      count,
+    });
+    const assembled: AssembledContext = await assembleContext({
+      pool,
+      projectId: request.project_id,
+      message: request.message,
+      focusId: request.focus_file_id,
+      attachedIds: request.attached_file_ids,
+      reviewTargetIds: reviewTargets.filter((id) => visibleById.has(id)),
+      // History archives are reached through the summary that names them, not as context.
+      files: visible.filter((file) => file.fileType !== ARCHIVE_FILE_TYPE),
+      workingSetIds: workingSet.ids,
+      budget: settings.contextTokens,
+      count,
+    });
+    const chosen = await chosenSkillBlocks({
+      pool,
+      userId: request.user_id,
+      names: chosenSkillNames(
+        request.message,
+        skills.map((skill) => skill.name),
+      ),
+      budgetTokens: settings.skillTokens,
+      count,
+    });
+
+    const turnContext = renderTurnContext({
+      narrativeConstraints: project.notes,
+      chosenSkills: chosen.blocks,
+      projectContext: assembled.text,
+      currentFile: assembled.currentFile,
+      taskBoard: renderTaskBoard(taskBoard),
+      languageLine: languageLine(replyLanguage(request.message, request.ui_language)),
+    });
+    const workingSetText = renderWorkingSet(workingSet.blocks);
+    const userContent = renderUserMessage(turnContext, workingSetText, request.message);
+    const system = systemPrompt(project, skills);
+    const systemTokens = count(system);
+    // The turn's tokens by parts, each already measured (see assembleContext).
+    const workingSetTokens = workingSet.loaded.reduce((sum, entry) => sum + entry.tokens, 0);
+    const skeleton = renderTurnContext({
+      narrativeConstraints: project.notes,
+      chosenSkills: [],
+      projectContext: '',
+      currentFile: assembled.currentFile,
+      taskBoard: renderTaskBoard(taskBoard),
+      languageLine: languageLine(replyLanguage(request.message, request.ui_language)),
+    });
+    const turnTokens =
+      count(skeleton) +
+      assembled.tokens +
+      chosen.loaded.reduce((sum, entry) => sum + entry.tokens, 0) +
+      workingSetTokens +
+      count(request.message) +
+      8;
+
+    const allFiles = new Map(summaries.map((file) => [file.id, file]));
+    const compactionDependencies: CompactionDependencies = {
+      pool,
+      llm: dependencies.llm,
+      logger,
+      onUsage: (usage, provider, model) =>
+        dependencies.onSummaryUsage?.(request, usage, provider, model) ?? Promise.resolve(),
+    };
+    const history = await buildHistoryWindow(compactionDependencies, {
+      sessionId: request.session_id,
+      projectId: request.project_id,
+      runId: request.run_id,
+      compaction,
+      allowance: historyAllowance({
+        ceiling: settings.ledgerCeiling,
+        historyBudget: settings.historyTokens,
+        fixedTokens: systemTokens + turnTokens,
+      }),
+      compactionEnabled: settings.compactionEnabled,
+      visibilityOf: (id) => allFiles.get(id)?.visibility,
+      titleOf: (id) => allFiles.get(id)?.title,
+      count,
+    });
+
+    const trace = buildTrace({
+      request,
+      settings,
+      tokens: {
+        system: systemTokens,
+        context: assembled.tokens,
+        workingSet: workingSetTokens,
+        turn: turnTokens,
+      },
+      withheld,
+      // Order of the trace: project context, working set, chosen skills, then history.
+      parts: [assembled, workingSet, chosen],
+      history,
+    });
+    await insertContextTrace(pool, { runId: request.run_id, role, step: trace.step, trace }).catch(
+      (error: unknown) => {
+        // The run can go on without its trace; the gap is visible in the log.
+        logger.error({ err: error, run_id: request.run_id }, 'context trace not stored');
+      },
+    );
+    return {
+      v: 1,
+      ok: true,
+      messages: [
+        { role: 'system', content: system },
+        ...history.messages,
+        { role: 'user', content: userContent },
+      ],
+    };
   };
-}
-
-async function loadFiles(pool: Pool, projectId: string, ids: string[]): Promise<ProjectFile[]> {
-  const unique = [...new Set(ids)];
-  const files = await Promise.all(unique.map((id) => getFile(pool, projectId, id)));
-  return files.filter((file): file is ProjectFile => file !== null);
-}
-
-function trimToBudget<T extends { content: string }>(messages: T[], budget: number): T[] {
-  const kept: T[] = [];
-  let used = 0;
-  for (let index = messages.length - 1; index >= 0; index--) {
-    const message = messages[index]!;
-    used += message.content.length;
-    if (used > budget) break;
-    kept.unshift(message);
-  }
-  return kept;
-}
-
-function turnContent(request: ContextCompileRequest, files: ProjectFile[], budget: number): string {
-  const parts: string[] = ['<turn_context>'];
-  let remaining = budget;
-  for (const file of files) {
-    const shown = file.content.slice(0, Math.max(0, remaining));
-    remaining -= shown.length;
-    const label =
-      shown.length === file.content.length
-        ? '[全文]'
-        : `[已截断：显示 ${shown.length}/${file.content.length} 字；全文用 query_files(id="${file.id}")]`;
-    parts.push(`${file.title} (id=${file.id}) ${label}\n${shown}`);
-  }
-  parts.push(languageLine(replyLanguage(request.message, request.ui_language)), '</turn_context>');
-  return `${parts.join('\n\n')}\n\n${request.message}`;
 }

@@ -1,16 +1,53 @@
-import { serveRequests } from '@quill/bus';
-import { ContextCompileReply, ContextCompileRequest } from '@quill/contracts';
+import { publishEnvelope, serveRequests } from '@quill/bus';
+import { ContextCompileReply, ContextCompileRequest, msgIds, UsageEnvelope } from '@quill/contracts';
+import { createFailoverClientFromSettings } from '@quill/llm';
 import { startService } from '@quill/service-kit';
 import { createContextCompiler } from './compiler.ts';
 
 const runtime = await startService('context');
 const { bus, config, logger } = runtime;
-// Roughly 2 characters per token for mixed Chinese text; the token-accurate budgets come with
-// the Context Compiler issue.
-const compile = createContextCompiler(runtime.pool, {
-  historyChars: config.AGENT_CHAT_HISTORY_TOKEN_BUDGET * 2,
-  contextChars: config.AGENT_CONTEXT_TOKEN_BUDGET * 2,
+// The summariser of history compaction is the only model call this service makes.
+const llm = createFailoverClientFromSettings(config, { redis: runtime.redis, keys: runtime.keys, logger });
+// Summaries are billed like any model call; their call index sits above the workers' (step * 1000 + turn).
+const SUMMARY_CALL_INDEX = 900_000;
+
+const compile = createContextCompiler({
+  pool: runtime.pool,
+  llm,
+  logger,
+  settings: {
+    contextTokens: config.AGENT_CONTEXT_TOKEN_BUDGET,
+    historyTokens: config.AGENT_CHAT_HISTORY_TOKEN_BUDGET,
+    ledgerCeiling: Math.min(config.AGENT_PROMPT_TOKEN_LEDGER_CEILING, config.LLM_MAX_INPUT_TOKENS),
+    skillTokens: config.AGENT_SKILL_TOKEN_BUDGET,
+    workingSet: {
+      maxFiles: config.AGENT_WORKING_SET_MAX_FILES,
+      maxChars: config.AGENT_WORKING_SET_MAX_CHARS,
+    },
+    compactionEnabled: config.AGENT_HISTORY_COMPACTION_ENABLED,
+  },
+  async onSummaryUsage(request, usage, provider, model) {
+    const callIndex = SUMMARY_CALL_INDEX + (request.step ?? 0);
+    await publishEnvelope(
+      bus,
+      bus.names.usage(request.run_id),
+      UsageEnvelope,
+      {
+        v: 1,
+        run_id: request.run_id,
+        user_id: request.user_id,
+        call_index: callIndex,
+        attempt: 0,
+        role: 'summarize',
+        provider,
+        model,
+        usage,
+      },
+      { msgId: msgIds.usage(request.run_id, callIndex, 0), quiet: true },
+    );
+  },
 });
+
 const responder = serveRequests(
   bus,
   bus.names.contextCompile,

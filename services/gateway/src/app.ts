@@ -1,5 +1,6 @@
 import type { Bus } from '@quill/bus';
 import type { ConfigConflict } from '@quill/config';
+import type { FailoverLlmClient } from '@quill/llm';
 import type { RedisClient, RedisKeys } from '@quill/redis';
 import type { FastifyOtelPlugin } from '@quill/telemetry';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
@@ -7,8 +8,20 @@ import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { createAuthenticator } from './auth.ts';
 import { installErrorHandler } from './http-errors.ts';
+import { installRateLimit } from './rate-limit.ts';
 import { registerAgentRoutes } from './routes/agent.ts';
+import { registerAgentControlRoutes } from './routes/agent-control.ts';
+import { registerBillingRoutes } from './routes/billing.ts';
+import { registerContextTraceRoutes } from './routes/context-trace.ts';
+import { registerFileVisibilityRoutes } from './routes/file-visibility.ts';
+import { registerFileRoutes } from './routes/files.ts';
 import { registerHealthRoutes } from './routes/health.ts';
+import { registerRunRoutes } from './routes/runs.ts';
+import { skillRoutes } from './routes/skills.ts';
+import { registerSuggestRoutes } from './routes/suggest.ts';
+import { registerTokenRoutes } from './routes/tokens.ts';
+import { createRunWatch } from './run-watch.ts';
+import { createTokenService } from './tokens.ts';
 
 export interface GatewayDependencies {
   bus: Bus;
@@ -20,12 +33,26 @@ export interface GatewayDependencies {
   configConflicts: readonly ConfigConflict[];
   /** `@fastify/otel`, registered before the routes so each route gets its span. */
   otelPlugin?: FastifyOtelPlugin;
+  /** The model client for `/agent/suggest` and the breaker states on `/health`. */
+  llm?: FailoverLlmClient;
   settings: {
     bodyLimitBytes: number;
     trustProxy: boolean;
     heartbeatMs: number;
     sessionLockTtlMs: number;
     requestTimeoutMs: number;
+    wallClockMs: number;
+    /** Past the run deadline, how long before this gateway ends a stream no router finished. */
+    fallbackGraceMs: number;
+    disconnectGraceMs: number;
+    stopFlagTtlMs: number;
+    steerQueueMax: number;
+    userMaxConcurrentRuns: number;
+    rateLimitPerMinute: number;
+    jwtSecret: string;
+    jwtTtlSeconds: number;
+    /** Credits of a user who has no quota account yet (QUILL_DEFAULT_CREDITS). */
+    defaultCredits: number;
   };
 }
 
@@ -40,13 +67,29 @@ export async function buildGatewayApp(dependencies: GatewayDependencies): Promis
   if (dependencies.otelPlugin) await app.register(dependencies.otelPlugin);
   installErrorHandler(app);
   app.decorateRequest('user', undefined);
-  const authenticate = createAuthenticator(dependencies.pool);
+  await installRateLimit(app, {
+    redis: dependencies.redis,
+    nameSpace: dependencies.keys.rateLimit,
+    perMinute: dependencies.settings.rateLimitPerMinute,
+  });
+  const tokens = createTokenService(dependencies.settings.jwtSecret, dependencies.settings.jwtTtlSeconds);
+  const authenticate = createAuthenticator(dependencies.pool, tokens);
+  const watch = createRunWatch({ ...dependencies, logger: app.log, settings: dependencies.settings });
   await app.register(
     async (api) => {
       registerHealthRoutes(api, dependencies);
+      registerTokenRoutes(api, dependencies.pool, tokens);
       await api.register(async (authenticated) => {
         authenticated.addHook('preHandler', authenticate);
-        registerAgentRoutes(authenticated, dependencies);
+        registerAgentRoutes(authenticated, dependencies, watch);
+        registerAgentControlRoutes(authenticated, dependencies);
+        registerRunRoutes(authenticated, dependencies);
+        registerBillingRoutes(authenticated, dependencies);
+        registerSuggestRoutes(authenticated, dependencies);
+        registerFileRoutes(authenticated, dependencies);
+        registerContextTraceRoutes(authenticated, dependencies);
+        registerFileVisibilityRoutes(authenticated, dependencies);
+        await authenticated.register(skillRoutes(dependencies));
       });
     },
     { prefix: '/api/v1' },

@@ -1,3 +1,4 @@
+import { createFailoverClientFromSettings } from '@quill/llm';
 import { startService } from '@quill/service-kit';
 import { fastifyOtelPlugin } from '@quill/telemetry';
 import { buildGatewayApp } from './app.ts';
@@ -18,8 +19,19 @@ const app = await buildGatewayApp({
     heartbeatMs: config.AGENT_SSE_HEARTBEAT_INTERVAL_S * 1000,
     sessionLockTtlMs: config.SESSION_LOCK_TTL_MS,
     requestTimeoutMs: config.NATS_REQUEST_TIMEOUT_MS,
+    wallClockMs: config.AGENT_RUN_WALL_CLOCK_TIMEOUT_S * 1000,
+    fallbackGraceMs: (config.AGENT_STOP_GRACE_S + 30) * 1000,
+    disconnectGraceMs: config.AGENT_DISCONNECT_GRACE_S * 1000,
+    stopFlagTtlMs: (config.AGENT_RUN_WALL_CLOCK_TIMEOUT_S + 60) * 1000,
+    steerQueueMax: config.AGENT_STEER_QUEUE_MAX,
+    userMaxConcurrentRuns: config.USER_MAX_CONCURRENT_RUNS,
+    rateLimitPerMinute: config.GATEWAY_RATE_LIMIT_PER_MINUTE,
+    jwtSecret: config.AUTH_JWT_SECRET,
+    jwtTtlSeconds: config.AUTH_JWT_TTL_S,
+    defaultCredits: config.QUILL_DEFAULT_CREDITS,
   },
   otelPlugin: fastifyOtelPlugin(),
+  llm: createFailoverClientFromSettings(config, { redis: runtime.redis, keys: runtime.keys, logger }),
 });
 const address = await app.listen({ host: config.GATEWAY_HOST, port: config.GATEWAY_PORT });
 runtime.onShutdown(() => app.close());

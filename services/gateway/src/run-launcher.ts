@@ -6,6 +6,7 @@ import {
   BillingReserveRequest,
   BillingSettleReply,
   BillingSettleRequest,
+  type ErrorCode,
   frame,
   isoNow,
   msgIds,
@@ -22,7 +23,14 @@ import {
   setSessionPhase,
   type User,
 } from '@quill/db';
-import { acquireSessionLock, type RedisClient, type RedisKeys, releaseSessionLock } from '@quill/redis';
+import {
+  acquireSemaphore,
+  acquireSessionLock,
+  type RedisClient,
+  type RedisKeys,
+  releaseSemaphore,
+  releaseSessionLock,
+} from '@quill/redis';
 import type { FastifyBaseLogger as Logger } from 'fastify';
 import type { Pool } from 'pg';
 
@@ -31,7 +39,7 @@ export interface LauncherDependencies {
   pool: Pool;
   redis: RedisClient;
   keys: RedisKeys;
-  settings: { sessionLockTtlMs: number; requestTimeoutMs: number };
+  settings: { sessionLockTtlMs: number; requestTimeoutMs: number; userMaxConcurrentRuns: number };
 }
 
 export interface LaunchedRun {
@@ -66,6 +74,12 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
     if (!(await acquireSessionLock(redis, lockKey, runId, dependencies.settings.sessionLockTtlMs))) {
       throw new QuillError('session_busy');
     }
+    const semaphoreKey = keys.userSemaphore(user.id);
+    const { sessionLockTtlMs, userMaxConcurrentRuns } = dependencies.settings;
+    if (!(await acquireSemaphore(redis, semaphoreKey, runId, userMaxConcurrentRuns, sessionLockTtlMs))) {
+      await releaseSessionLock(redis, lockKey, runId);
+      throw new QuillError('too_many_active_runs');
+    }
     let reserved = false;
     try {
       const reservation = await requestReply(
@@ -75,8 +89,7 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
         { v: 1, run_id: runId, user_id: user.id },
         { timeoutMs: dependencies.settings.requestTimeoutMs },
       );
-      if (!reservation.ok)
-        throw new QuillError(reservation.code === 'quota_exhausted' ? 'quota_exhausted' : 'cost_cap_reached');
+      if (!reservation.ok) throw new QuillError(reservationRefusal(reservation.code));
       reserved = true;
 
       await createRun(pool, {
@@ -126,6 +139,7 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
     } catch (error) {
       await undo(runId, session.sessionId, user.id, reserved, logger);
       await releaseSessionLock(redis, lockKey, runId);
+      await releaseSemaphore(redis, semaphoreKey, runId);
       if (error instanceof QuillError) throw error;
       if (error instanceof BusRequestError) throw new QuillError('service_unavailable', { cause: error });
       throw new QuillError('internal_error', { cause: error });
@@ -153,4 +167,12 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
       logger.error({ err: error, run_id: runId }, 'could not undo a failed launch');
     }
   }
+}
+
+/**
+ * Billing's refusal as the author sees it: 402 for an empty balance or a reached daily cap;
+ * anything else billing answered (it failed, or could not read the request) is its outage.
+ */
+function reservationRefusal(code: ErrorCode): ErrorCode {
+  return code === 'quota_exhausted' || code === 'cost_cap_reached' ? code : 'service_unavailable';
 }

@@ -1,13 +1,30 @@
 import { consumeDurable, publishFrame, runIdFromSubject } from '@quill/bus';
 import { errorFrame, frame, msgIds, RunStartEnvelope } from '@quill/contracts';
+import { createFailoverClientFromSettings } from '@quill/llm';
 import { startService } from '@quill/service-kit';
 import { createRunHandler } from './run-orchestrator.ts';
+import { MAX_REVIEW_ROUNDS } from './workflow/workflow-plan.ts';
+import { createWorkflowRuntime } from './workflow/workflow-runtime.ts';
 
 const runtime = await startService('router');
 const { config, bus, logger } = runtime;
 
+const workflow = createWorkflowRuntime({
+  bus,
+  pool: runtime.pool,
+  // The router model goes through the same primary/backup failover as the workers.
+  llm: createFailoverClientFromSettings(config, { redis: runtime.redis, keys: runtime.keys, logger }),
+  strategy: config.AGENT_ROUTER_STRATEGY,
+  maxIterations: config.AGENT_COLLABORATION_MAX_ITERATIONS,
+  settings: {
+    autoReviewThresholdChars: config.AGENT_AUTO_REVIEW_THRESHOLD_CHARS,
+    maxReviewRounds: MAX_REVIEW_ROUNDS,
+  },
+});
+
 const handleRunStart = createRunHandler({
   bus,
+  workflow,
   pool: runtime.pool,
   redis: runtime.redis,
   keys: runtime.keys,
@@ -18,6 +35,9 @@ const handleRunStart = createRunHandler({
     wallClockMs: config.AGENT_RUN_WALL_CLOCK_TIMEOUT_S * 1000,
     heartbeatMs: Math.max(1000, (config.RUN_ACK_WAIT_S * 1000) / 3),
     sessionLockTtlMs: config.SESSION_LOCK_TTL_MS,
+    stopGraceMs: config.AGENT_STOP_GRACE_S * 1000,
+    // A stop flag must outlive any step of the run it stops.
+    stopFlagTtlMs: (config.AGENT_RUN_WALL_CLOCK_TIMEOUT_S + 60) * 1000,
   },
 });
 

@@ -10,9 +10,11 @@ import {
   type SseFrame,
 } from '@quill/contracts';
 import { appendMessage, finishRun, setSessionPhase } from '@quill/db';
-import { type RedisClient, type RedisKeys, releaseSessionLock } from '@quill/redis';
+import { type RedisClient, type RedisKeys, releaseSemaphore, releaseSessionLock } from '@quill/redis';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
+import { breadcrumbsFor } from './breadcrumbs.ts';
+import { removeBlankPlaceholders } from './round-outcome.ts';
 import type { RunState } from './run-state.ts';
 import { assistantReply, type FinishOutcome, toRunOutcome } from './workflow.ts';
 
@@ -35,8 +37,12 @@ export async function finishRunWith(
   state: RunState,
   outcome: FinishOutcome,
   logger: Logger,
+  extras: { reply?: string } = {},
 ): Promise<void> {
   const { bus, pool } = dependencies;
+  // A clarification ends the run waiting for the author (seed 000): run and session rest in
+  // waiting_user and `clarification_pending` tells the next turn to inherit the routing.
+  const waiting = outcome.terminal === 'stopped' && outcome.reason === 'waiting_user';
   const runId = start.run_id;
   await publishFrame(bus, terminalFrame(runId, outcome), { msgId: msgIds.terminal(runId) });
 
@@ -64,11 +70,14 @@ export async function finishRunWith(
     // which is what a reconciliation job looks for.
     logger.error({ err: error }, 'settlement failed; run left unsettled');
   }
-  await publishFrame(bus, frame('done', runId, {}), { msgId: msgIds.done(runId) });
 
   const results = [...state.results.values()];
+  if (billingDecision === 'refund' && outcome.terminal !== 'complete') {
+    const removed = await removeBlankPlaceholders(pool, start.project_id, results);
+    if (removed.length > 0) logger.info({ removed }, 'blank placeholder files of a refunded round removed');
+  }
   const changed = await finishRun(pool, runId, {
-    phase: outcome.terminal === 'error' ? 'error' : 'done',
+    phase: outcome.terminal === 'error' ? 'error' : waiting ? 'waiting_user' : 'done',
     stopReason:
       outcome.terminal === 'stopped'
         ? outcome.reason
@@ -81,13 +90,36 @@ export async function finishRunWith(
     toolCalls: results.reduce((sum, result) => sum + result.tool_calls, 0),
   });
   if (changed) {
-    const reply = assistantReply(state);
-    if (reply)
-      await appendMessage(pool, { sessionId: start.session_id, runId, role: 'assistant', content: reply });
-    await setSessionPhase(pool, start.session_id, 'idle');
+    const reply = extras.reply ?? assistantReply(state);
+    // What the run did to files, for the next turn's history and working set (context issue).
+    const breadcrumbs = breadcrumbsFor(results);
+    if (reply || breadcrumbs)
+      await appendMessage(pool, {
+        sessionId: start.session_id,
+        runId,
+        role: 'assistant',
+        content: reply,
+        breadcrumbs,
+      });
+    await setSessionPhase(
+      pool,
+      start.session_id,
+      waiting ? 'waiting_user' : 'idle',
+      waiting ? { clarificationPending: true } : {},
+    );
   }
   await releaseSessionLock(dependencies.redis, dependencies.keys.sessionLock(start.session_id), runId);
+  await releaseSemaphore(dependencies.redis, dependencies.keys.userSemaphore(start.user_id), runId);
+  // `done` goes last: a client that sees it may start its next run at once, so the session lock
+  // and the run slot must already be free. A router dying before this line is replaced by one
+  // that finds the run ended and sends `done` (publishDone).
+  await publishDone(bus, runId);
   logger.info({ outcome, billing_decision: billingDecision }, 'run finished');
+}
+
+/** `done` carries a fixed msg id: sending it again after a takeover stores nothing new. */
+export async function publishDone(bus: Bus, runId: string): Promise<void> {
+  await publishFrame(bus, frame('done', runId, {}), { msgId: msgIds.done(runId) });
 }
 
 function terminalFrame(runId: string, outcome: FinishOutcome): SseFrame {

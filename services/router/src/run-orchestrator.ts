@@ -17,19 +17,27 @@ import {
   TaskEnvelope,
 } from '@quill/contracts';
 import { getRun } from '@quill/db';
-import { getStopFlag, renewSessionLock } from '@quill/redis';
+import { renewSemaphore, renewSessionLock } from '@quill/redis';
+import { requestStop, watchStop } from '@quill/run-control';
 import type { Logger } from 'pino';
-import { type FinisherDependencies, finishRunWith } from './run-finisher.ts';
+import { type FinisherDependencies, finishRunWith, publishDone } from './run-finisher.ts';
 import { openStepLog } from './step-log.ts';
-import { type FinishOutcome, nextAction, planFor } from './workflow.ts';
+import { nextAction } from './workflow/engine.ts';
+import type { WorkflowPlan } from './workflow/workflow-plan.ts';
+import type { TaskExtras, WorkflowRuntime } from './workflow/workflow-runtime.ts';
+import type { FinishOutcome } from './workflow.ts';
 
 export interface OrchestratorDependencies extends FinisherDependencies {
   logger: Logger;
+  /** Routing, handoffs, held text and directives (workflow issue); the rules themselves are pure. */
+  workflow: WorkflowRuntime;
   settings: {
     maxIterations: number;
     wallClockMs: number;
     heartbeatMs: number;
     sessionLockTtlMs: number;
+    stopGraceMs: number;
+    stopFlagTtlMs: number;
   };
 }
 
@@ -48,63 +56,80 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
     const log = dependencies.logger.child({ run_id: start.run_id, session_id: start.session_id });
     const run = await getRun(pool, start.run_id);
     if (!run) return term('unknown run');
-    if (run.phase !== 'running') return ack;
+    if (run.phase !== 'running') {
+      // Ended already; the router that ended it may have died before its last frame.
+      await publishDone(bus, start.run_id);
+      return ack;
+    }
     if (delivery.deliveryCount > 1) log.warn({ delivery: delivery.deliveryCount }, 'taking over run');
+    else log.info('run taken');
 
-    const lockKey = keys.sessionLock(start.session_id);
     const keepAlive = setInterval(() => {
       delivery.message.working();
-      void renewSessionLock(redis, lockKey, start.run_id, settings.sessionLockTtlMs).catch((error: unknown) =>
-        log.warn({ err: error }, 'session lock renewal failed'),
-      );
+      void renewRunLeases(start).catch((error: unknown) => log.warn({ err: error }, 'lease renewal failed'));
     }, settings.heartbeatMs);
     const deadline = Date.parse(run.createdAt) + settings.wallClockMs;
+    const stopWatch = await watchStop(bus, redis, keys, start.run_id);
     const steps = await openStepLog(bus, start.run_id, log);
+    let plan: WorkflowPlan | undefined;
+    const finish = async (outcome: FinishOutcome) => {
+      const closing = await dependencies.workflow.beforeFinish(start, plan, steps.state, outcome, log);
+      await finishRunWith(dependencies, start, steps.state, outcome, log, closing);
+      return ack;
+    };
     try {
-      const plan = planFor(start);
+      const workflowPlan = await dependencies.workflow.plan(start, log, stopWatch.signal);
+      plan = workflowPlan;
+      let stopSeenAt: number | undefined;
       for (;;) {
         if (delivery.shutdown.aborted) return nak();
-        const action = nextAction(steps.state, plan, settings.maxIterations);
-        if (action.kind === 'finish') {
-          await finishRunWith(dependencies, start, steps.state, action.outcome, log);
-          return ack;
-        }
+        const stopReason = stopWatch.reason();
+        stopSeenAt ??= stopReason ? Date.now() : undefined;
+        const action = nextAction(steps.state, workflowPlan, settings.maxIterations);
+        if (action.kind === 'finish') return await finish(action.outcome);
         if (action.kind === 'dispatch') {
-          const stopped = await getStopFlag(redis, keys.stop(start.run_id));
-          if (stopped) {
-            await finishRunWith(dependencies, start, steps.state, stoppedOutcome(stopped), log);
-            return ack;
-          }
-          const failure = await dispatch(start, action.step, action.role, run.epoch);
-          if (failure) {
-            await finishRunWith(dependencies, start, steps.state, failure, log);
-            return ack;
-          }
+          if (stopReason) return await finish({ terminal: 'stopped', reason: stopReason });
+          const extras = await dependencies.workflow.beforeDispatch(start, workflowPlan, steps.state, action);
+          const failure = await dispatch(start, action.step, action.role, run.epoch, extras);
+          if (failure) return await finish(failure);
         }
-        const step = action.step;
-        if (!(await steps.waitForResult(step, deadline, delivery.shutdown))) {
-          if (delivery.shutdown.aborted) return nak();
-          await finishRunWith(
-            dependencies,
-            start,
-            steps.state,
-            { terminal: 'error', code: 'run_timeout' },
-            log,
-          );
-          return ack;
-        }
+        // After a stop the worker still gets a moment to save what it captured and report.
+        const waitUntil = stopSeenAt ? Math.min(deadline, stopSeenAt + settings.stopGraceMs) : deadline;
+        const interrupt = stopReason
+          ? delivery.shutdown
+          : AbortSignal.any([delivery.shutdown, stopWatch.signal]);
+        if (await steps.waitForResult(action.step, waitUntil, interrupt)) continue;
+        if (delivery.shutdown.aborted) return nak();
+        if (!stopReason && stopWatch.reason()) continue;
+        if (stopReason) return await finish({ terminal: 'stopped', reason: stopReason });
+        // The deadline: the timeout terminal goes out first, then producers are told to wind down.
+        await finish({ terminal: 'stopped', reason: 'wall_clock_timeout' });
+        await requestStop(bus, redis, keys, start.run_id, 'wall_clock_timeout', settings.stopFlagTtlMs);
+        return ack;
       }
     } finally {
       clearInterval(keepAlive);
+      stopWatch.close();
       await steps.close();
     }
   };
+
+  async function renewRunLeases(start: RunStartEnvelope): Promise<void> {
+    await renewSessionLock(
+      redis,
+      keys.sessionLock(start.session_id),
+      start.run_id,
+      settings.sessionLockTtlMs,
+    );
+    await renewSemaphore(redis, keys.userSemaphore(start.user_id), start.run_id, settings.sessionLockTtlMs);
+  }
 
   async function dispatch(
     start: RunStartEnvelope,
     step: number,
     role: AgentRole,
     epoch: number,
+    extras: TaskExtras,
   ): Promise<FinishOutcome | undefined> {
     let compiled: ContextCompileReply;
     try {
@@ -123,6 +148,7 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
           focus_file_id: start.focus_file_id,
           attached_file_ids: start.attached_file_ids,
           ui_language: start.ui_language,
+          step,
         },
         { timeoutMs: dependencies.requestTimeoutMs },
       );
@@ -155,16 +181,10 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
         epoch,
         generation_mode: start.generation_mode,
         messages: compiled.messages,
+        ...extras,
       },
       { msgId: msgIds.task(start.run_id, step) },
     );
     return undefined;
   }
-}
-
-function stoppedOutcome(reason: string): FinishOutcome {
-  return {
-    terminal: 'stopped',
-    reason: reason === 'client_disconnected' ? 'client_disconnected' : 'user_stopped',
-  };
 }

@@ -1,48 +1,36 @@
-import type { AgentRole, ErrorCode, RunOutcome, StepResult, WorkflowStoppedReason } from '@quill/contracts';
+import type { ErrorCode, RunOutcome, StepResult, WorkflowStoppedReason } from '@quill/contracts';
 import type { RunState } from './run-state.ts';
 
 /**
- * Pure workflow decisions over the run state (STYLE 6: orchestration apart from side effects).
- * The walking skeleton plans a single writer step; routing and multi-role plans build on this.
+ * How a run ends, and what the finisher stores. The workflow rules (routing, plans, handoffs,
+ * review gate, held text) are pure functions over the run state in `./workflow/` (STYLE 6).
  */
-export type NextAction =
-  | { kind: 'dispatch'; step: number; role: AgentRole }
-  | { kind: 'wait'; step: number }
-  | { kind: 'finish'; outcome: FinishOutcome };
-
 export type FinishOutcome =
   | { terminal: 'complete' }
   | { terminal: 'stopped'; reason: WorkflowStoppedReason }
   | { terminal: 'error'; code: ErrorCode };
 
-export function planFor(_start: { message: string }): AgentRole[] {
-  return ['writer'];
-}
-
-export function nextAction(state: RunState, plan: readonly AgentRole[], maxIterations: number): NextAction {
-  const ordered = [...state.results.values()].sort((a, b) => a.step - b.step);
-  const last = ordered.at(-1);
-  if (last && last.outcome !== 'completed') return { kind: 'finish', outcome: outcomeOfUnfinished(last) };
-  const step = ordered.length;
-  if (state.dispatched.has(step)) return { kind: 'wait', step };
-  if (step >= plan.length) return { kind: 'finish', outcome: { terminal: 'complete' } };
-  if (step >= maxIterations)
-    return { kind: 'finish', outcome: { terminal: 'stopped', reason: 'collaboration_cap' } };
-  return { kind: 'dispatch', step, role: plan[step]! };
-}
-
-function outcomeOfUnfinished(result: StepResult): FinishOutcome {
+export function outcomeOfUnfinished(result: StepResult): FinishOutcome {
   if (result.outcome === 'stopped') {
-    return {
-      terminal: 'stopped',
-      reason: result.stop_reason === 'client_disconnected' ? 'client_disconnected' : 'user_stopped',
-    };
+    // Runaway stops decided by the worker's budgets and guards (issue 4) keep their reason.
+    const passThrough = [
+      'client_disconnected',
+      'no_progress',
+      'model_call_cap',
+      'tool_turns_exhausted',
+    ] as const;
+    const reason = passThrough.find((known) => known === result.stop_reason);
+    return { terminal: 'stopped', reason: reason ?? 'user_stopped' };
   }
   return { terminal: 'error', code: result.error_code ?? 'internal_error' };
 }
 
 export function toRunOutcome(outcome: FinishOutcome): RunOutcome {
   if (outcome.terminal === 'complete') return { terminal: 'complete', reason: 'completed' };
+  // Asking the author is a normal end of the run (billed as completed), not a stop.
+  if (outcome.terminal === 'stopped' && outcome.reason === 'waiting_user') {
+    return { terminal: 'complete', reason: 'waiting_user' };
+  }
   if (outcome.terminal === 'stopped') return { terminal: 'stopped', reason: outcome.reason };
   return { terminal: 'error', reason: outcome.code };
 }

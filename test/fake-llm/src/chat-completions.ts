@@ -1,10 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ChatRequestBody } from './chat-request.ts';
+import { preciseNow } from './chunk-writer.ts';
 import { planCompletion } from './completion-plan.ts';
 import { headerValue, numericHeader, parseJson, providerError, sendJson } from './http-io.ts';
 import { buildCompletion } from './json-response.ts';
-import type { RequestLog } from './request-log.ts';
+import type { RecordedRequest, RequestLog } from './request-log.ts';
 import { defaultStep } from './role-responses.ts';
 import { isErrorStep, type Step } from './script-schema.ts';
 import type { ScriptStore } from './script-store.ts';
@@ -45,12 +46,13 @@ export function createChatCompletionsHandler(
     const runId = headerValue(request, 'x-quill-run-id');
     const role = headerValue(request, 'x-quill-role');
     const json = parseJson(rawBody);
-    requestLog.record({
+    const recorded: RecordedRequest = {
       run_id: runId ?? null,
       role: role ?? null,
       received_at: Date.now(),
       body: json ?? rawBody,
-    });
+    };
+    requestLog.record(recorded);
 
     const parsed = ChatRequestBody.safeParse(json);
     if (!parsed.success) {
@@ -92,8 +94,14 @@ export function createChatCompletionsHandler(
     const plan = planCompletion(step, { promptTokens, nextToolCallId: ids.toolCallId });
     const completionId = ids.completionId();
     const model = body.model ?? settings.model;
+    const reportsUsage =
+      plan.sendUsage && (body.stream !== true || body.stream_options?.include_usage === true);
+    if (reportsUsage && !plan.disconnect) recorded.usage = plan.usage;
     if (body.stream === true) {
       const includeUsage = body.stream_options?.include_usage === true;
+      const stream = { started_at: preciseNow(), content_end: [] as number[], emitted_at: [] as number[] };
+      recorded.stream = stream;
+      let contentLength = 0;
       await writeCompletionStream(response, plan, {
         completionId,
         model,
@@ -101,6 +109,11 @@ export function createChatCompletionsHandler(
         ttftMs,
         tokensPerSecond,
         signal,
+        onContent: (delta, emittedAt) => {
+          contentLength += delta.length;
+          stream.content_end.push(contentLength);
+          stream.emitted_at.push(emittedAt);
+        },
       });
       return;
     }

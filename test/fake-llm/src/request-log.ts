@@ -5,6 +5,14 @@ export interface RecordedRequest {
   /** ms since the epoch */
   received_at: number;
   body: unknown;
+  /** The usage the fake reported for this request, when it sent one (tests sum it against billing). */
+  usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+  /**
+   * Streamed replies only, for benchmarks: when the response started (ms since the epoch, sub-ms)
+   * and, per content delta, the reply's length so far (UTF-16 units) and its `x_emitted_at`. A
+   * client that sees the text arrive can tell when each piece left the model.
+   */
+  stream?: { started_at: number; content_end: number[]; emitted_at: number[] };
 }
 
 export interface RequestFilter {

@@ -10,6 +10,8 @@ export interface StreamSettings {
   ttftMs: number;
   tokensPerSecond: number;
   signal: AbortSignal;
+  /** Told of every content delta as it is stamped (the request log keeps them for benchmarks). */
+  onContent?: (delta: string, emittedAt: number) => void;
 }
 
 type Delta = Record<string, unknown>;
@@ -34,6 +36,9 @@ export async function writeCompletionStream(
       // Not part of the OpenAI format: lets benchmarks measure how long Quill took to relay a token.
       x_emitted_at: preciseNow(),
     };
+    if (typeof delta.content === 'string' && delta.content !== '') {
+      settings.onContent?.(delta.content, chunk.x_emitted_at);
+    }
     return `data: ${JSON.stringify(chunk)}\n\n`;
   };
 

@@ -5,14 +5,20 @@ import type { FastifyInstance } from 'fastify';
 import type { GatewayDependencies } from '../app.ts';
 import { requireUser } from '../auth.ts';
 import { parseInput } from '../http-errors.ts';
+import { modelRouteLimit } from '../rate-limit.ts';
 import { createRunLauncher } from '../run-launcher.ts';
+import type { RunWatch } from '../run-watch.ts';
 import { relayRunEvents } from '../sse-relay.ts';
 
-export function registerAgentRoutes(app: FastifyInstance, dependencies: GatewayDependencies): void {
+export function registerAgentRoutes(
+  app: FastifyInstance,
+  dependencies: GatewayDependencies,
+  watch: RunWatch,
+): void {
   const launch = createRunLauncher(dependencies);
-  const heartbeatMs = dependencies.settings.heartbeatMs;
+  const { heartbeatMs, wallClockMs, fallbackGraceMs } = dependencies.settings;
 
-  app.post('/agent/stream', async (request, reply) => {
+  app.post('/agent/stream', modelRouteLimit, async (request, reply) => {
     const user = requireUser(request);
     const body = parseInput(AgentStreamBody, request.body);
     const run = await launch(user, body, request.log);
@@ -21,7 +27,14 @@ export function registerAgentRoutes(app: FastifyInstance, dependencies: GatewayD
     await relayRunEvents(
       dependencies.bus,
       reply.raw,
-      { runId: run.runId, afterSeq: 0, heartbeatMs, headers: traceHeaders() },
+      {
+        runId: run.runId,
+        afterSeq: 0,
+        heartbeatMs,
+        headers: { ...traceHeaders(), 'x-quill-run-id': run.runId, 'x-quill-session-id': run.sessionId },
+        watch,
+        fallbackAt: Date.now() + wallClockMs + fallbackGraceMs,
+      },
       request.log,
     );
   });
@@ -38,7 +51,14 @@ export function registerAgentRoutes(app: FastifyInstance, dependencies: GatewayD
     await relayRunEvents(
       dependencies.bus,
       reply.raw,
-      { runId, afterSeq, heartbeatMs, headers: traceHeaders() },
+      {
+        runId,
+        afterSeq,
+        heartbeatMs,
+        headers: traceHeaders(),
+        watch,
+        fallbackAt: Date.parse(run.createdAt) + wallClockMs + fallbackGraceMs,
+      },
       request.log,
     );
   });

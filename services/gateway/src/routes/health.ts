@@ -1,3 +1,4 @@
+import { readBreakerStates } from '@quill/llm';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayDependencies } from '../app.ts';
 
@@ -10,11 +11,17 @@ export function registerHealthRoutes(app: FastifyInstance, dependencies: Gateway
       probe('nats', () => dependencies.bus.jsm.getAccountInfo()),
     ]);
     const ok = checks.every((check) => check.ok);
+    const providers = dependencies.llm?.providers.map((provider) => provider.name) ?? [];
+    // Shared by every replica (Redis), so any gateway shows what every worker sees.
+    const breakers = await readBreakerStates(dependencies.redis, dependencies.keys, providers).catch(
+      () => null,
+    );
     return reply.code(ok ? 200 : 503).send({
       status: ok ? 'ok' : 'degraded',
       instance: dependencies.instanceId,
       dependencies: Object.fromEntries(checks.map((check) => [check.name, check.ok ? 'ok' : 'unavailable'])),
       config_conflicts: dependencies.configConflicts,
+      llm_breakers: breakers,
     });
   });
 }

@@ -1,0 +1,42 @@
+import type { ChatMessage } from '@quill/contracts';
+import type { RedisClient, RedisKeys } from '@quill/redis';
+
+/**
+ * Budgets of the worker loop (seed 000 预算). `AGENT_RUN_MAX_MODEL_CALLS` is run-wide: the steps of
+ * one run execute on different workers and replicas, so the count lives in Redis (INCR, with an
+ * expiry past the run's wall clock so abandoned counters disappear). `AGENT_TOOL_CALL_MAX_ITERATIONS`
+ * is per step; its last turns carry a soft-landing note so the model wraps up instead of being cut.
+ */
+export const SOFT_LANDING_TURNS = 3;
+
+export interface ModelCallBudget {
+  /** Counts one model call of the run; false when it would exceed the run's cap. */
+  take(): Promise<boolean>;
+}
+
+export function createModelCallBudget(
+  redis: RedisClient,
+  keys: RedisKeys,
+  runId: string,
+  settings: { maxRunModelCalls: number; counterTtlSeconds: number },
+): ModelCallBudget {
+  const key = keys.runModelCalls(runId);
+  return {
+    async take() {
+      const results = await redis.multi().incr(key).expire(key, settings.counterTtlSeconds).exec();
+      const count = Number(results?.[0]?.[1] ?? 0);
+      return count <= settings.maxRunModelCalls;
+    },
+  };
+}
+
+/** Appends the soft-landing note once, when the step enters its last turns. */
+export function softLanding(turn: number, maxTurns: number, messages: ChatMessage[]): boolean {
+  const left = maxTurns - turn;
+  if (left !== Math.min(SOFT_LANDING_TURNS, maxTurns)) return false;
+  messages.push({
+    role: 'user',
+    content: `[本次运行的系统指令] 本步骤只剩 ${left} 次模型调用：不要再开始新的工具操作；写完手头的内容（正文写进 <file>…</file>），然后用一两句话告诉作者完成了什么、还剩什么。`,
+  });
+  return true;
+}

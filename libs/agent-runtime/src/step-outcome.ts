@@ -1,0 +1,44 @@
+import type { StepResult } from '@quill/contracts';
+import type { ToolRunState } from '@quill/tools';
+import type { ToolStop } from './tool-turn.ts';
+
+/** Why the worker loop ended a step early, besides an author stop or an error. */
+export type StepStop = ToolStop | { kind: 'stopped'; stopReason: 'model_call_cap' };
+
+type StepBase = Omit<StepResult, 'outcome' | 'stop_reason'>;
+
+/** The `message_end` stop reason of a step the guards ended. */
+export function stopReasonOf(stop: StepStop | undefined, finishReason: string): string {
+  return stop && stop.kind !== 'yield' ? stop.stopReason : finishReason;
+}
+
+/**
+ * The step result for a guard's stop. The breaker is a failure with its catalog code, so the
+ * router ends the run with one `error` frame (refundable: false); budget stops are runaway stops
+ * the router reports as `workflow_stopped` with the same reason.
+ */
+export function stepResultFor(
+  base: StepBase,
+  stop: StepStop | undefined,
+  finishReason: string,
+  state: ToolRunState,
+): StepResult {
+  if (stop?.kind === 'failed') {
+    return {
+      ...base,
+      outcome: 'failed',
+      stop_reason: stop.stopReason,
+      error_code: 'tool_failure_circuit_open',
+    };
+  }
+  if (stop?.kind === 'stopped') return { ...base, outcome: 'stopped', stop_reason: stop.stopReason };
+  return { ...base, outcome: 'completed', stop_reason: finishReason, ...yieldFields(state) };
+}
+
+/** What the model asked the router for (handoff_to_agent / request_clarification). */
+export function yieldFields(state: ToolRunState): Pick<StepResult, 'handoff' | 'clarification'> {
+  return {
+    ...(state.handoff ? { handoff: state.handoff } : {}),
+    ...(state.clarification ? { clarification: state.clarification } : {}),
+  };
+}

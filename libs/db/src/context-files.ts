@@ -1,0 +1,153 @@
+import { isUuid } from './ids.ts';
+import type { Queryable } from './pool.ts';
+
+/**
+ * Reads the context compiler makes. Listing is metadata only (no content), so a compile costs
+ * one small row per file; contents are fetched only for the files that may be shown.
+ */
+export interface FileSummary {
+  id: string;
+  folder: string;
+  title: string;
+  fileType: string;
+  visibility: string;
+  chars: number;
+  version: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+interface SummaryRow {
+  id: string;
+  folder: string;
+  title: string;
+  file_type: string;
+  visibility: string;
+  chars: number;
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export async function listFileSummaries(db: Queryable, projectId: string): Promise<FileSummary[]> {
+  if (!isUuid(projectId)) return [];
+  const { rows } = await db.query<SummaryRow>(
+    `SELECT id, folder, title, file_type, visibility, char_length(content) AS chars, version,
+            created_at, updated_at
+     FROM files WHERE project_id = $1 AND NOT deleted
+     ORDER BY folder, title, created_at`,
+    [projectId],
+  );
+  return rows.map((row) => ({
+    id: row.id,
+    folder: row.folder,
+    title: row.title,
+    fileType: row.file_type,
+    visibility: row.visibility,
+    chars: row.chars,
+    version: row.version,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  }));
+}
+
+/** Current content of the given live files of the project, by id. */
+export async function getFileContents(
+  db: Queryable,
+  projectId: string,
+  fileIds: readonly string[],
+): Promise<Map<string, string>> {
+  const ids = [...new Set(fileIds)].filter(isUuid);
+  if (!isUuid(projectId) || ids.length === 0) return new Map();
+  const { rows } = await db.query<{ id: string; content: string }>(
+    'SELECT id, content FROM files WHERE project_id = $1 AND id = ANY($2::uuid[]) AND NOT deleted',
+    [projectId, ids],
+  );
+  return new Map(rows.map((row) => [row.id, row.content]));
+}
+
+/** Files this run saved a version of: what the quality reviewer is asked to review. */
+export async function listRunWrittenFileIds(db: Queryable, runId: string): Promise<string[]> {
+  if (!isUuid(runId)) return [];
+  const { rows } = await db.query<{ file_id: string }>(
+    'SELECT DISTINCT file_id FROM file_versions WHERE run_id = $1',
+    [runId],
+  );
+  return rows.map((row) => row.file_id);
+}
+
+export interface FileSearchHit {
+  id: string;
+  /** Distinct query terms found in the content or title. */
+  hits: number;
+  /** pg_trgm similarity of the title to the query. */
+  titleSimilarity: number;
+  content: string;
+}
+
+/**
+ * Project full-text retrieval that works for Chinese: no word segmentation, so the query is cut
+ * into short terms (bigrams for CJK runs, words otherwise) and each is matched as a substring —
+ * LIKE for CJK terms (no case to fold; ILIKE's case folding of CJK text costs ~5x), ILIKE for
+ * Latin ones, both served by the trigram GIN indexes of 0001_init.sql when a term is 3+ chars —
+ * and titles are ranked with pg_trgm similarity. Only `fileIds` (what the role may see) are searched.
+ */
+export async function searchFiles(
+  db: Queryable,
+  input: {
+    projectId: string;
+    fileIds: readonly string[];
+    terms: readonly string[];
+    query: string;
+    limit: number;
+  },
+): Promise<FileSearchHit[]> {
+  const ids = input.fileIds.filter(isUuid);
+  if (!isUuid(input.projectId) || ids.length === 0 || input.terms.length === 0) return [];
+  const patterns = input.terms.map((term) => `%${term.replace(/[\\%_]/g, (match) => `\\${match}`)}%`);
+  const { rows } = await db.query<{ id: string; hits: number; title_similarity: number; content: string }>(
+    `SELECT f.id, hits.count::int AS hits, similarity(f.title, $4) AS title_similarity, f.content
+     FROM files f
+     CROSS JOIN LATERAL (
+       SELECT count(*) AS count FROM unnest($3::text[]) AS pattern
+       WHERE CASE WHEN pattern ~ '[A-Za-z]' THEN f.content ILIKE pattern OR f.title ILIKE pattern
+                  ELSE f.content LIKE pattern OR f.title LIKE pattern END
+     ) hits
+     WHERE f.project_id = $1 AND f.id = ANY($2::uuid[]) AND NOT f.deleted AND hits.count > 0
+     ORDER BY hits.count DESC, title_similarity DESC, f.updated_at DESC
+     LIMIT $5`,
+    [input.projectId, ids, patterns, input.query, input.limit],
+  );
+  return rows.map((row) => ({
+    id: row.id,
+    hits: row.hits,
+    titleSimilarity: Number(row.title_similarity),
+    content: row.content,
+  }));
+}
+
+/** The project's task board (issue 4's column), tolerated absent so this read never breaks. */
+export async function getProjectTaskBoard(db: Queryable, projectId: string): Promise<unknown[]> {
+  if (!isUuid(projectId)) return [];
+  const { rows } = await db.query<{ task_board: unknown }>(
+    `SELECT to_jsonb(p) -> 'task_board' AS task_board FROM projects p WHERE id = $1`,
+    [projectId],
+  );
+  const board = rows[0]?.task_board;
+  return Array.isArray(board) ? board : [];
+}
+
+/** Sets a live file's visibility (the format is checked by the caller); false when no such file. */
+export async function setFileVisibility(
+  db: Queryable,
+  projectId: string,
+  fileId: string,
+  visibility: string,
+): Promise<boolean> {
+  if (!isUuid(projectId) || !isUuid(fileId)) return false;
+  const { rowCount } = await db.query(
+    'UPDATE files SET visibility = $3, updated_at = now() WHERE project_id = $1 AND id = $2 AND NOT deleted',
+    [projectId, fileId, visibility],
+  );
+  return rowCount === 1;
+}

@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import {
+  CONTINUATION_PROMPT,
+  continuationMessages,
+  encodingForModel,
+  type LlmSettings,
+  modelFor,
+  needsContinuation,
+  parseRoleModels,
+  providersFromSettings,
+} from '../src/index.ts';
+
+const base: LlmSettings = {
+  LLM_PRIMARY_BASE_URL: 'https://api.openai.com/v1',
+  LLM_PRIMARY_API_KEY: 'sk-primary',
+  LLM_PRIMARY_MODEL: 'gpt-4o',
+  LLM_MAX_INPUT_TOKENS: 128_000,
+  LLM_CONNECT_TIMEOUT_S: 10,
+  LLM_FIRST_TOKEN_TIMEOUT_S: 60,
+  LLM_REQUEST_TIMEOUT_S: 120,
+  LLM_BREAKER_FAILURE_THRESHOLD: 5,
+  LLM_BREAKER_WINDOW_S: 30,
+  LLM_BREAKER_COOLDOWN_S: 30,
+  LLM_PIN_TTL_S: 1800,
+};
+
+describe('providers from settings', () => {
+  it('is the primary alone without LLM_BACKUP_BASE_URL, with the default window', () => {
+    const providers = providersFromSettings(base);
+    expect(providers).toHaveLength(1);
+    expect(providers[0]).toMatchObject({ name: 'primary', model: 'gpt-4o', maxInputTokens: 128_000 });
+  });
+
+  it('adds the backup with its own window, key and role models; never reuses the primary key', () => {
+    const providers = providersFromSettings({
+      ...base,
+      LLM_PRIMARY_MAX_INPUT_TOKENS: 120_000,
+      LLM_BACKUP_BASE_URL: 'https://api.deepseek.com/v1',
+      LLM_BACKUP_MODEL: 'deepseek-chat',
+      LLM_BACKUP_MAX_INPUT_TOKENS: 60_000,
+      LLM_ROLE_MODEL_OVERRIDES: 'router=gpt-4o-mini, suggest=gpt-4o-mini@16000',
+      LLM_BACKUP_ROLE_MODEL_OVERRIDES: 'router=deepseek-chat',
+    });
+    expect(providers.map((provider) => provider.name)).toEqual(['primary', 'backup']);
+    const [primary, backup] = providers;
+    expect(primary!.maxInputTokens).toBe(120_000);
+    expect(backup).toMatchObject({ model: 'deepseek-chat', maxInputTokens: 60_000, apiKey: 'no-key' });
+    // Every model path carries a context window (seed 003 坑 2).
+    expect(modelFor(primary!, 'router')).toEqual({ model: 'gpt-4o-mini', maxInputTokens: 120_000 });
+    expect(modelFor(primary!, 'suggest')).toEqual({ model: 'gpt-4o-mini', maxInputTokens: 16_000 });
+    expect(modelFor(primary!, 'writer')).toEqual({ model: 'gpt-4o', maxInputTokens: 120_000 });
+    expect(modelFor(backup!, 'router')).toEqual({ model: 'deepseek-chat', maxInputTokens: 60_000 });
+  });
+
+  it('accepts model names with colons and slashes, rejects malformed entries', () => {
+    expect(parseRoleModels('writer=qwen2.5:7b,router=meta-llama/Llama-3.1-8B@8192', 32_000)).toEqual({
+      writer: { model: 'qwen2.5:7b', maxInputTokens: 32_000 },
+      router: { model: 'meta-llama/Llama-3.1-8B', maxInputTokens: 8192 },
+    });
+    expect(() => parseRoleModels('router', 1, 'LLM_ROLE_MODEL_OVERRIDES')).toThrow(
+      /LLM_ROLE_MODEL_OVERRIDES/,
+    );
+    expect(() => parseRoleModels('router=a@b', 1)).toThrow();
+  });
+
+  it('counts with cl100k for GPT-4 / 3.5 era models and o200k otherwise', () => {
+    expect(encodingForModel('gpt-4-turbo')).toBe('cl100k_base');
+    expect(encodingForModel('gpt-3.5-turbo')).toBe('cl100k_base');
+    expect(encodingForModel('gpt-4o-mini')).toBe('o200k_base');
+    expect(encodingForModel('gpt-4.1')).toBe('o200k_base');
+    expect(encodingForModel('deepseek-chat')).toBe('o200k_base');
+  });
+});
+
+describe('output truncation', () => {
+  it('asks for a continuation only for a length cut without tool calls', () => {
+    expect(needsContinuation({ finishReason: 'length', toolCalls: [] })).toBe(true);
+    expect(needsContinuation({ finishReason: 'length', toolCalls: [{}] })).toBe(false);
+    expect(needsContinuation({ finishReason: 'stop', toolCalls: [] })).toBe(false);
+    expect(continuationMessages('<file>\n半句')).toEqual([
+      { role: 'assistant', content: '<file>\n半句' },
+      { role: 'user', content: CONTINUATION_PROMPT },
+    ]);
+  });
+});

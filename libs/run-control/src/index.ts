@@ -1,0 +1,1 @@
+export { requestStop, type StopWatch, watchStop } from './stop-watch.ts';

@@ -1,0 +1,27 @@
+import { type Bus, readStored } from '@quill/bus';
+import { EventEnvelope, StepRecordEnvelope, type StepResult, UsageEnvelope } from '@quill/contracts';
+import type { RunRecord } from './run-meter.ts';
+
+/**
+ * Everything the run published so far, replayed from JetStream: its author-facing frames, its
+ * step results and its usage reports. Settlement decides from this record, never from a summary
+ * the caller sends. Unparseable messages are skipped (their consumers already ended the run).
+ */
+export async function readRunRecord(bus: Bus, runId: string): Promise<RunRecord> {
+  const stream = bus.names.streams.events;
+  const [events, steps, usage] = await Promise.all([
+    readStored(bus, { stream, subject: bus.names.events(runId), schema: EventEnvelope }),
+    readStored(bus, { stream, subject: bus.names.steps(runId), schema: StepRecordEnvelope }),
+    readStored(bus, { stream, subject: bus.names.usage(runId), schema: UsageEnvelope }),
+  ]);
+  const results = new Map<number, StepResult>();
+  for (const item of steps) {
+    // A step result published twice (a retried worker) is one step.
+    if (item.envelope?.kind === 'result') results.set(item.envelope.result.step, item.envelope.result);
+  }
+  return {
+    frames: events.flatMap((item) => (item.envelope ? [item.envelope.frame] : [])),
+    steps: [...results.values()],
+    usage: usage.flatMap((item) => (item.envelope ? [item.envelope] : [])),
+  };
+}

@@ -1,0 +1,61 @@
+import type { Bus } from '@quill/bus';
+import type { BillingSettleReply, BillingSettleRequest } from '@quill/contracts';
+import type { Pool } from 'pg';
+import type { Logger } from 'pino';
+import { decideBilling, endingOf } from './decision.ts';
+import { settleRun } from './ledger.ts';
+import { meterRun } from './run-meter.ts';
+import { analyzeRunOutput } from './run-output.ts';
+import { readRunRecord } from './run-record.ts';
+
+/**
+ * `billing.settle`: reads the run's own record from JetStream, decides charge or refund with
+ * the pure rules, and persists the decision once (the settlement row's primary key). A retried
+ * or concurrent settle gets the stored decision back, so money moves once.
+ */
+export function createSettleHandler(dependencies: { bus: Bus; pool: Pool; logger: Logger }) {
+  const { bus, pool, logger } = dependencies;
+  return async function settle(request: BillingSettleRequest): Promise<BillingSettleReply> {
+    const record = await readRunRecord(bus, request.run_id);
+    const output = analyzeRunOutput(record.frames);
+    const verdict = decideBilling(endingOf(output.terminal, request.outcome), output);
+    const meter = meterRun(record, output.terminal);
+    const settlement = await settleRun(pool, {
+      runId: request.run_id,
+      userId: request.user_id,
+      decision: verdict.decision,
+      reason: verdict.reason,
+      producedOutput: verdict.producedOutput,
+      meter,
+    });
+    const log = logger.child({ run_id: request.run_id });
+    if (settlement.duplicate) {
+      log.info(
+        { decision: settlement.decision, billing_reason: settlement.reason },
+        'settlement already made',
+      );
+    } else {
+      // The one line per run that explains its bill (seed 000 「调试」).
+      log.info(
+        {
+          billing_reason: settlement.reason,
+          billing_decision: settlement.decision,
+          produced_output: verdict.producedOutput,
+          credits_refunded: settlement.creditsRefunded,
+          longest_prose_chars: output.longestProseChars,
+          reply_in_progress: output.replyInProgress,
+          ...meter,
+        },
+        'Agent stream billing evaluated',
+      );
+    }
+    return {
+      v: 1,
+      ok: true,
+      decision: settlement.decision,
+      reason: settlement.reason,
+      credits_refunded: settlement.creditsRefunded,
+      duplicate: settlement.duplicate,
+    };
+  };
+}

@@ -1,0 +1,138 @@
+import type { TokenUsage } from '@quill/contracts';
+import {
+  createFile,
+  getFile,
+  getLatestCompaction,
+  type HistoryCompaction,
+  type Queryable,
+  saveCompaction,
+  saveFileContent,
+  withTransaction,
+} from '@quill/db';
+import { collectChat, type LlmClient } from '@quill/llm';
+import type { Pool } from 'pg';
+import type { Logger } from 'pino';
+import { type RenderedTurnMessage, transcript } from './history.ts';
+
+/**
+ * History compaction (seed 003 invariant 5): evicted turns are summarised by one model call
+ * (role `summarize`) and their full text is appended to an archive file in the project, which
+ * the summary names so the agent can read it back with query_files. The boundary is stored, so
+ * every later compile reuses the same summary and the history prefix stays byte-identical.
+ */
+export const ARCHIVE_FILE_TYPE = 'history_archive';
+export const ARCHIVE_FOLDER = '.quill';
+/** After compacting, history is brought down to this share of its allowance (hysteresis). */
+export const COMPACTION_TARGET_SHARE = 0.5;
+const SUMMARY_INPUT_MAX_CHARS = 60_000;
+const FALLBACK_SUMMARY_CHARS = 600;
+
+const SUMMARY_INSTRUCTIONS = [
+  '你负责压缩写作助手与作者的对话历史，供之后的对话继续使用。',
+  '用中文写一段不超过 400 字的摘要：作者的要求与偏好、已完成的工作（写明文件标题与 id）、尚未完成的事项与约定。',
+  '只写对话里出现过的事实，不要编造。',
+].join('\n');
+
+export interface CompactionDependencies {
+  pool: Pool;
+  llm: LlmClient | null;
+  logger: Logger;
+  /** Reports the summarising call's usage (billing counts every model call). */
+  onUsage?: (usage: TokenUsage, provider: string, model: string) => Promise<void>;
+}
+
+export interface CompactionInput {
+  sessionId: string;
+  projectId: string;
+  runId: string;
+  evicted: readonly RenderedTurnMessage[];
+  previous: HistoryCompaction | null;
+}
+
+export async function compactHistory(
+  dependencies: CompactionDependencies,
+  input: CompactionInput,
+): Promise<HistoryCompaction> {
+  const throughSeq = input.evicted.at(-1)!.seq;
+  // One compactor per session at a time: a racing compile waits, then finds the boundary written.
+  return withTransaction(dependencies.pool, async (client) => {
+    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`compaction:${input.sessionId}`]);
+    const latest = await getLatestCompaction(client, input.sessionId);
+    if (latest && latest.throughSeq >= throughSeq) return latest;
+    const text = transcript(input.evicted);
+    const summary = await summarize(dependencies, input, text);
+    const archiveFileId = await appendToArchive(client, input, text);
+    return saveCompaction(client, {
+      sessionId: input.sessionId,
+      throughSeq,
+      summary,
+      archiveFileId,
+      compactedMessages: (input.previous?.compactedMessages ?? 0) + input.evicted.length,
+    });
+  });
+}
+
+async function summarize(
+  dependencies: CompactionDependencies,
+  input: CompactionInput,
+  text: string,
+): Promise<string> {
+  const previous = input.previous ? `此前的摘要：\n${input.previous.summary}\n\n` : '';
+  const body = text.length > SUMMARY_INPUT_MAX_CHARS ? `${text.slice(0, SUMMARY_INPUT_MAX_CHARS)}\n……` : text;
+  if (dependencies.llm) {
+    try {
+      const result = await collectChat(
+        dependencies.llm.streamChat({
+          messages: [
+            { role: 'system', content: SUMMARY_INSTRUCTIONS },
+            { role: 'user', content: `${previous}需要压缩的对话：\n${body}` },
+          ],
+          role: 'summarize',
+          runId: input.runId,
+          sessionId: input.sessionId,
+        }),
+      );
+      await dependencies.onUsage?.(result.usage, result.provider, result.model).catch((error: unknown) => {
+        dependencies.logger.warn({ err: error }, 'summary usage not reported');
+      });
+      if (result.text.trim()) return result.text.trim();
+    } catch (error) {
+      dependencies.logger.warn(
+        { err: error, session_id: input.sessionId },
+        'history summary failed; using an excerpt',
+      );
+    }
+  }
+  // Without a model answer the archive still holds everything; the excerpt says where to look.
+  const excerpt = text.length > FALLBACK_SUMMARY_CHARS ? `${text.slice(0, FALLBACK_SUMMARY_CHARS)}……` : text;
+  return `${input.previous ? `${input.previous.summary}\n` : ''}（自动摘要不可用，以下为被压缩对话的开头）\n${excerpt}`;
+}
+
+async function appendToArchive(client: Queryable, input: CompactionInput, text: string): Promise<string> {
+  const first = input.evicted[0]!.seq;
+  const last = input.evicted.at(-1)!.seq;
+  const section = `## 消息 ${first}–${last}（${input.evicted.length} 条）\n\n${text}`;
+  const existing = input.previous?.archiveFileId
+    ? await getFile(client, input.projectId, input.previous.archiveFileId)
+    : null;
+  if (existing) {
+    await saveFileContent(client, {
+      fileId: existing.id,
+      content: `${existing.content}\n\n${section}`,
+      source: 'ai',
+      runId: input.runId,
+      projectId: input.projectId,
+    });
+    return existing.id;
+  }
+  const created = await createFile(client, {
+    projectId: input.projectId,
+    title: `对话存档 ${input.sessionId.slice(0, 8)}`,
+    fileType: ARCHIVE_FILE_TYPE,
+    folder: ARCHIVE_FOLDER,
+    content: `# 对话存档（会话 ${input.sessionId}）\n\n${section}`,
+    source: 'ai',
+    runId: input.runId,
+  });
+  return created.id;
+}

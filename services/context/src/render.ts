@@ -1,0 +1,100 @@
+import type { Breadcrumbs, ContextTier } from '@quill/contracts';
+
+/**
+ * Everything the model reads about project files is rendered here, in the seed's exact forms:
+ * `标题 (id=…) [全文]`, `[已截断：显示 x/y 字；全文用 query_files(id="…")]` and retrieval snippets
+ * marked `[检索片段，非全文…]`. [全文] means the file's whole content as of this request.
+ */
+export function fullHeader(title: string, id: string): string {
+  return `${title} (id=${id}) [全文]`;
+}
+
+export function truncatedHeader(title: string, id: string, shownChars: number, totalChars: number): string {
+  return `${title} (id=${id}) [已截断：显示 ${shownChars}/${totalChars} 字；全文用 query_files(id="${id}")]`;
+}
+
+export function snippetHeader(
+  title: string,
+  id: string,
+  start: number,
+  end: number,
+  totalChars: number,
+): string {
+  return `${title} (id=${id}) [检索片段，非全文：第 ${start + 1}–${end} 字，共 ${totalChars} 字；全文用 query_files(id="${id}")]`;
+}
+
+export function inWorkingSetLine(title: string, id: string): string {
+  return `${title} (id=${id}) [全文见本消息的 <working_set>]`;
+}
+
+export function itemBlock(header: string, body: string): string {
+  return body ? `${header}\n${body}` : header;
+}
+
+export const TIER_HEADINGS: Record<ContextTier, string> = {
+  critical: '#### CRITICAL（焦点、审阅对象与作者引用）',
+  constraint: '#### CONSTRAINT（角色、核心设定、大纲、前一章）',
+  relevant: '#### RELEVANT（相邻章节、其他设定、检索片段）',
+  inspiration: '#### INSPIRATION（灵感与备注）',
+};
+
+export interface TurnContextParts {
+  narrativeConstraints: string;
+  chosenSkills: string[];
+  /** The assembled project context: world model, file index, tiered items. */
+  projectContext: string;
+  currentFile: string | null;
+  taskBoard: string;
+  languageLine: string;
+}
+
+/** `<turn_context>` leads the author's message; empty sections are left out. */
+export function renderTurnContext(parts: TurnContextParts): string {
+  const sections: string[] = [];
+  if (parts.narrativeConstraints.trim()) sections.push(`## 叙事约束\n${parts.narrativeConstraints.trim()}`);
+  if (parts.chosenSkills.length > 0) sections.push(`## 本轮选用的技能\n${parts.chosenSkills.join('\n\n')}`);
+  if (parts.projectContext) sections.push(`## 项目上下文\n${parts.projectContext}`);
+  if (parts.currentFile) sections.push(`## 当前文件\n${parts.currentFile}`);
+  if (parts.taskBoard) sections.push(`## 任务板\n${parts.taskBoard}`);
+  sections.push(`## 本轮回复语言\n${parts.languageLine}`);
+  return `<turn_context>\n${sections.join('\n\n')}\n</turn_context>`;
+}
+
+export function renderWorkingSet(blocks: string[]): string {
+  if (blocks.length === 0) return '';
+  return `<working_set>\n[跨轮工作集：最近两轮回复读写过的文件，按当前内容整份给出]\n\n${blocks.join('\n\n')}\n</working_set>`;
+}
+
+/** The user message: turn context, then the working set, then the author's own words. */
+export function renderUserMessage(turnContext: string, workingSet: string, message: string): string {
+  return [turnContext, workingSet, message].filter(Boolean).join('\n\n');
+}
+
+const BREADCRUMB_LABELS: Array<[keyof Omit<Breadcrumbs, 'v'>, string]> = [
+  ['created', '创建'],
+  ['edited', '编辑'],
+  ['deleted', '删除'],
+  ['read', '读取全文'],
+];
+
+/** 「[此前的工具操作]」 after an assistant message: replayed history has no tool results. */
+export function renderBreadcrumbs(breadcrumbs: Breadcrumbs): string {
+  const lines: string[] = [];
+  for (const [key, label] of BREADCRUMB_LABELS) {
+    for (const file of breadcrumbs[key]) lines.push(`- ${label}：${file.title} (id=${file.file_id})`);
+  }
+  return lines.length > 0 ? `[此前的工具操作]\n${lines.join('\n')}` : '';
+}
+
+export function withBreadcrumbs(content: string, breadcrumbs: Breadcrumbs | null): string {
+  const rendered = breadcrumbs ? renderBreadcrumbs(breadcrumbs) : '';
+  if (!rendered) return content;
+  return content ? `${content}\n\n${rendered}` : rendered;
+}
+
+export function summaryMessage(summary: string, archive: { title: string; id: string } | null): string {
+  const where = archive
+    ? `\n被压缩的完整原文已存档：${archive.title} (id=${archive.id})，需要细节时用 query_files(id="${archive.id}") 读取。`
+    : '';
+  return `[此前对话摘要]\n${summary.trim()}${where}`;
+}

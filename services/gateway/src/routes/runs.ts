@@ -1,0 +1,46 @@
+import { QuillError, RunIdParams, SessionIdParams } from '@quill/contracts';
+import { getRunForUser, getSessionForUser } from '@quill/db';
+import type { FastifyInstance } from 'fastify';
+import type { GatewayDependencies } from '../app.ts';
+import { requireUser } from '../auth.ts';
+import { parseInput } from '../http-errors.ts';
+
+/** Phases (seed 004 §3.4) of the caller's sessions and runs; anything else is 404. */
+export function registerRunRoutes(app: FastifyInstance, dependencies: GatewayDependencies): void {
+  app.get('/sessions/:sessionId', async (request) => {
+    const user = requireUser(request);
+    const { sessionId } = parseInput(SessionIdParams, request.params);
+    const session = await getSessionForUser(dependencies.pool, sessionId, user.id);
+    if (!session) throw new QuillError('not_found');
+    return {
+      session_id: session.sessionId,
+      project_id: session.projectId,
+      title: session.title,
+      phase: session.phase,
+      clarification_pending: session.clarificationPending,
+      created_at: session.createdAt,
+      updated_at: session.updatedAt,
+    };
+  });
+
+  app.get('/agent/runs/:runId', async (request) => {
+    const user = requireUser(request);
+    const { runId } = parseInput(RunIdParams, request.params);
+    const run = await getRunForUser(dependencies.pool, runId, user.id);
+    if (!run) throw new QuillError('not_found');
+    return {
+      run_id: run.runId,
+      session_id: run.sessionId,
+      project_id: run.projectId,
+      phase: run.phase,
+      stop_reason: run.stopReason,
+      error_code: run.errorCode,
+      billing_decision: run.billingDecision,
+      generation_mode: run.generationMode,
+      model_calls: run.modelCalls,
+      tool_calls: run.toolCalls,
+      created_at: run.createdAt,
+      ended_at: run.endedAt,
+    };
+  });
+}

@@ -1,0 +1,204 @@
+import { type Bus, publishEnvelope, publishFrame } from '@quill/bus';
+import { frame, msgIds, type RunStartEnvelope, UsageEnvelope } from '@quill/contracts';
+import {
+  closeWaitingRuns,
+  getMessageRouting,
+  getProject,
+  getSession,
+  listMessages,
+  mergeMessageRouting,
+  projectHasAssistantReply,
+  setSessionPhase,
+} from '@quill/db';
+import { collectChat, type LlmClient } from '@quill/llm';
+import type { Pool } from 'pg';
+import type { Logger } from 'pino';
+import { type Continuation, deterministicRoute } from './continuations.ts';
+import { defaultDecision, parseRouterAnswer, type RouterDecision } from './router-decision.ts';
+import { buildRouterUserMessage, ROUTER_PROMPT } from './router-prompt.ts';
+import { type RoutingRecord, type RoutingSource, readRoutingRecord, routingLine } from './routing-record.ts';
+
+export interface RoutingDependencies {
+  bus: Bus;
+  pool: Pool;
+  /** The router model; only called when no deterministic route applies. */
+  llm: LlmClient;
+  strategy: 'llm' | 'off';
+}
+
+/** Usage of the routing call sits above any worker call index (step * 1000 + turn). */
+export const ROUTER_CALL_INDEX = 1_000_000;
+
+/**
+ * Routes a run once: a stored decision (a takeover) is reused; otherwise the deterministic
+ * continuations run, then the model (llm strategy, or always in quality mode), falling back to
+ * the writer alone when the model's answer is unusable. Never throws for a bad answer: the run
+ * goes on with the safe default and the problem is logged.
+ */
+export async function routeRun(
+  dependencies: RoutingDependencies,
+  start: RunStartEnvelope,
+  logger: Logger,
+  signal?: AbortSignal,
+): Promise<RoutingRecord> {
+  const { pool } = dependencies;
+  const stored = readRoutingRecord(await getMessageRouting(pool, start.message_id));
+  if (stored) {
+    await publishRouting(dependencies.bus, start.run_id, stored);
+    return stored;
+  }
+  // A run stopped before it was routed is not routed at all: no model call, nothing stored.
+  if (signal?.aborted) return unrouted();
+  const history = await listMessages(pool, start.session_id, { limit: 200 });
+  const current = history.findIndex((message) => message.id === start.message_id);
+  const prior =
+    current === -1 ? history.filter((message) => message.runId !== start.run_id) : history.slice(0, current);
+  const previousAssistant = prior.findLast((message) => message.role === 'assistant');
+  const previous = prior
+    .filter((message) => message.role === 'user')
+    .map((message) => readRoutingRecord(message.routing))
+    .findLast((record) => record !== undefined);
+  const session = await getSession(pool, start.session_id);
+  const clarificationPending = session?.clarificationPending === true;
+  const firstMessage = !(await projectHasAssistantReply(pool, start.project_id));
+  // Quality mode forces model routing (seed 000 step 3); fast follows AGENT_ROUTER_STRATEGY.
+  const strategy = start.generation_mode === 'quality' ? 'llm' : dependencies.strategy;
+
+  let chosen: Continuation | undefined = deterministicRoute({
+    message: start.message,
+    previous,
+    clarificationPending,
+    strategy,
+  });
+  if (!chosen && strategy === 'llm') {
+    const project = firstMessage ? await getProject(pool, start.project_id) : null;
+    const userMessage = buildRouterUserMessage({
+      message: start.message,
+      ...(firstMessage ? { firstMessageProjectLabel: project?.projectType ?? 'novel' } : {}),
+      ...(previousAssistant ? { previousAssistant: previousAssistant.content } : {}),
+      ...(previous?.outcome ? { statusCard: statusCard(previous) } : {}),
+      ...(previous ? { previousRouting: routingLine(previous) } : {}),
+    });
+    const answered = await askRouterModel(dependencies, start, userMessage, logger, signal);
+    if (signal?.aborted) return unrouted();
+    chosen = answered
+      ? { decision: answered, source: 'llm', clarifyFirst: false }
+      : { decision: defaultDecision(), source: 'fallback', clarifyFirst: false };
+  }
+  chosen ??= { decision: defaultDecision(), source: 'off', clarifyFirst: false };
+
+  const record = toRecord(chosen.decision, chosen.source, {
+    firstMessage,
+    clarifyFirst: chosen.clarifyFirst,
+    quality: start.generation_mode === 'quality',
+  });
+  await mergeMessageRouting(pool, start.message_id, record);
+  if (clarificationPending) {
+    // The author answered: the waiting run is over and the pending flag is consumed (typed state,
+    // never guessed from punctuation).
+    await closeWaitingRuns(pool, start.session_id, start.run_id);
+    await setSessionPhase(pool, start.session_id, 'running', { clarificationPending: false });
+  }
+  logger.info(
+    { routing: { agent: record.current_agent, plan: record.workflow_agents, source: record.source } },
+    'run routed',
+  );
+  await publishRouting(dependencies.bus, start.run_id, record);
+  return record;
+}
+
+function toRecord(
+  decision: RouterDecision,
+  source: RoutingSource,
+  flags: { firstMessage: boolean; clarifyFirst: boolean; quality: boolean },
+): RoutingRecord {
+  return {
+    v: 1,
+    ...decision,
+    source,
+    first_message: flags.firstMessage,
+    clarify_first: flags.clarifyFirst,
+    auto_review: flags.quality && !flags.firstMessage && !decision.read_only && !flags.clarifyFirst,
+  };
+}
+
+function unrouted(): RoutingRecord {
+  return toRecord(defaultDecision(), 'off', { firstMessage: false, clarifyFirst: false, quality: false });
+}
+
+function statusCard(previous: RoutingRecord): string {
+  const outcome = previous.outcome!;
+  const agent = outcome.last_agent ? `；最后工作的角色：${outcome.last_agent}` : '';
+  return `[状态卡] 上一轮结果：${outcome.reason}${agent}`;
+}
+
+async function askRouterModel(
+  dependencies: RoutingDependencies,
+  start: RunStartEnvelope,
+  userMessage: string,
+  logger: Logger,
+  signal: AbortSignal | undefined,
+): Promise<RouterDecision | undefined> {
+  try {
+    const result = await collectChat(
+      dependencies.llm.streamChat({
+        messages: [
+          { role: 'system', content: ROUTER_PROMPT },
+          { role: 'user', content: userMessage },
+        ],
+        role: 'router',
+        runId: start.run_id,
+        sessionId: start.session_id,
+        ...(signal ? { signal } : {}),
+      }),
+    );
+    // One usage record per provider attempt (a failover is two), like the workers' calls.
+    const attempts = result.attempts ?? [
+      { index: 0, provider: result.provider, model: result.model, usage: result.usage },
+    ];
+    for (const attempt of attempts) {
+      await publishEnvelope(
+        dependencies.bus,
+        dependencies.bus.names.usage(start.run_id),
+        UsageEnvelope,
+        {
+          v: 1,
+          run_id: start.run_id,
+          user_id: start.user_id,
+          call_index: ROUTER_CALL_INDEX,
+          attempt: attempt.index,
+          role: 'router',
+          provider: attempt.provider,
+          model: attempt.model,
+          usage: attempt.usage,
+        },
+        { msgId: msgIds.usage(start.run_id, ROUTER_CALL_INDEX, attempt.index), quiet: true },
+      );
+    }
+    const parsed = parseRouterAnswer(result.text);
+    if (parsed.ok) return parsed.decision;
+    logger.warn(
+      { problem: parsed.problem, answer: result.text.slice(0, 500) },
+      'router answer unusable; writer fallback',
+    );
+  } catch (error) {
+    logger.warn({ err: error }, 'router model call failed; writer fallback');
+  }
+  return undefined;
+}
+
+async function publishRouting(bus: Bus, runId: string, record: RoutingRecord): Promise<void> {
+  await publishFrame(
+    bus,
+    frame('routing_decided', runId, {
+      agent: record.current_agent,
+      workflow_plan: record.workflow_plan,
+      workflow_agents: record.workflow_agents,
+      read_only: record.read_only,
+      write_content: record.write_content,
+      scope: record.scope,
+      source: record.source,
+    }),
+    { msgId: msgIds.routing(runId) },
+  );
+}

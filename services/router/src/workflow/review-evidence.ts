@@ -1,0 +1,180 @@
+/**
+ * Seed 000 「送审证据用落库后的事实」, the pure part: word counts of persisted bodies, the author's
+ * length requirement with its tolerance band, and the 「待审查内容」 excerpt within a budget.
+ */
+
+/** CJK characters count one each; runs of Latin letters or digits count one word each. */
+export function countWords(text: string): number {
+  const cjk = text.match(/[\u3400-\u9fff\uf900-\ufaff]/g)?.length ?? 0;
+  const words = text.match(/[A-Za-z0-9]+(?:['’-][A-Za-z0-9]+)*/g)?.length ?? 0;
+  return cjk + words;
+}
+
+export interface LengthRequirement {
+  /** The author's own words for it. */
+  phrase: string;
+  kind: 'target' | 'range' | 'min' | 'max';
+  /** The accepted band: inside it is not a defect. */
+  min?: number;
+  max?: number;
+}
+
+/** A single target number has ±15% tolerance; ranges and bounds are hard. */
+export const TARGET_TOLERANCE = 0.15;
+
+const DIGITS: Record<string, number> = {
+  零: 0,
+  〇: 0,
+  一: 1,
+  二: 2,
+  两: 2,
+  三: 3,
+  四: 4,
+  五: 5,
+  六: 6,
+  七: 7,
+  八: 8,
+  九: 9,
+};
+const UNITS: Record<string, number> = { 十: 10, 百: 100, 千: 1000 };
+const NUMBER = '(\\d+(?:\\.\\d+)?|[零〇一二两三四五六七八九十百千]+)\\s*(万)?';
+
+/** 3000 / 3千 / 三千五 / 1.5万 → a number; undefined when unreadable. */
+export function parseAmount(value: string, tenThousands?: string): number | undefined {
+  let amount: number | undefined;
+  if (/^\d/.test(value)) amount = Number(value);
+  else amount = parseChineseNumber(value);
+  if (amount === undefined || !Number.isFinite(amount)) return undefined;
+  return Math.round(tenThousands ? amount * 10_000 : amount);
+}
+
+function parseChineseNumber(text: string): number | undefined {
+  let total = 0;
+  let digit: number | undefined;
+  let lastUnit = 1;
+  for (const char of text) {
+    if (char in DIGITS) digit = DIGITS[char];
+    else if (char in UNITS) {
+      lastUnit = UNITS[char]!;
+      total += (digit ?? 1) * lastUnit;
+      digit = undefined;
+    } else return undefined;
+  }
+  // 三千五 = 3500: a trailing digit after a unit is one unit lower.
+  if (digit !== undefined) total += lastUnit > 1 ? digit * (lastUnit / 10) : digit;
+  return total;
+}
+
+const PATTERNS: Array<{ kind: LengthRequirement['kind']; pattern: RegExp }> = [
+  {
+    kind: 'range',
+    pattern: new RegExp(`${NUMBER}\\s*(?:-|–|—|~|～|到|至)\\s*${NUMBER}\\s*(?:字|words?)`, 'i'),
+  },
+  {
+    kind: 'min',
+    pattern: new RegExp(
+      `(?:不少于|至少|最少|不低于|起码|at least|no less than)\\s*${NUMBER}\\s*(?:个)?(?:字|words?)`,
+      'i',
+    ),
+  },
+  { kind: 'min', pattern: new RegExp(`${NUMBER}\\s*(?:字|words?)\\s*(?:以上|起|or more)`, 'i') },
+  {
+    kind: 'max',
+    pattern: new RegExp(
+      `(?:不超过|最多|至多|不多于|at most|no more than|under)\\s*${NUMBER}\\s*(?:个)?(?:字|words?)`,
+      'i',
+    ),
+  },
+  { kind: 'max', pattern: new RegExp(`${NUMBER}\\s*(?:字|words?)\\s*(?:以内|以下|之内|or less)`, 'i') },
+  { kind: 'target', pattern: new RegExp(`${NUMBER}\\s*(?:个)?(?:字|words?)`, 'i') },
+];
+
+export function findLengthRequirement(message: string): LengthRequirement | undefined {
+  for (const { kind, pattern } of PATTERNS) {
+    const match = pattern.exec(message);
+    if (!match) continue;
+    const first = parseAmount(match[1]!, match[2]);
+    if (first === undefined || first <= 0) continue;
+    const phrase = match[0].trim();
+    if (kind === 'range') {
+      const second = parseAmount(match[3]!, match[4] ?? match[2]);
+      if (second === undefined) continue;
+      return { phrase, kind, min: Math.min(first, second), max: Math.max(first, second) };
+    }
+    if (kind === 'min') return { phrase, kind, min: first };
+    if (kind === 'max') return { phrase, kind, max: first };
+    return {
+      phrase,
+      kind,
+      min: Math.round(first * (1 - TARGET_TOLERANCE)),
+      max: Math.round(first * (1 + TARGET_TOLERANCE)),
+    };
+  }
+  return undefined;
+}
+
+export function describeLengthRequirement(requirement: LengthRequirement | undefined): string {
+  if (!requirement) return '作者没有提篇幅要求：不要以篇幅为由判定缺陷。';
+  const said = `作者原话：「${requirement.phrase}」`;
+  switch (requirement.kind) {
+    case 'target':
+      return `${said}；达标区间 ${requirement.min}–${requirement.max} 字（单个目标数 ±15%，区间内不算缺陷）。`;
+    case 'range':
+      return `${said}；达标区间 ${requirement.min}–${requirement.max} 字（作者给的范围是硬要求）。`;
+    case 'min':
+      return `${said}；至少 ${requirement.min} 字（下限是硬要求）。`;
+    case 'max':
+      return `${said}；最多 ${requirement.max} 字（上限是硬要求）。`;
+  }
+}
+
+export interface ReviewFile {
+  id: string;
+  title: string;
+  updatedAt: string;
+  content: string;
+}
+
+/** Budget for 「待审查内容」, shared by every file in it. */
+export const REVIEW_CONTENT_BUDGET_CHARS = 12_000;
+
+/**
+ * Splits the budget over the files (a short file leaves its unused share to the others); each
+ * keeps its id and updated_at, says when it is the whole text, and marks what was left out so the
+ * reviewer reads it by id instead of treating it as checked.
+ */
+export function reviewContent(files: readonly ReviewFile[], budget = REVIEW_CONTENT_BUDGET_CHARS): string {
+  if (files.length === 0) return '（本轮没有成功写入的正文。）';
+  const shares = allocate(
+    files.map((file) => file.content.length),
+    budget,
+  );
+  return files
+    .map((file, index) => {
+      const shown = file.content.slice(0, shares[index]);
+      const source = `来源：《${file.title}》 (id=${file.id}, updated_at=${file.updatedAt})`;
+      if (shown.length === file.content.length) return `${source} 以下是全文，不用再读取。\n${shown}`;
+      const omitted = file.content.length - shown.length;
+      return `${source} 只附了前 ${shown.length}/${file.content.length} 字。\n${shown}\n[已省略后 ${omitted} 字，没有核对：用 query_files(id="${file.id}") 按章节读取后再下结论]`;
+    })
+    .join('\n\n');
+}
+
+function allocate(lengths: readonly number[], budget: number): number[] {
+  const shares = lengths.map(() => 0);
+  let left = budget;
+  let open = lengths.map((_, index) => index);
+  while (left > 0 && open.length > 0) {
+    const share = Math.floor(left / open.length);
+    if (share === 0) break;
+    const stillOpen: number[] = [];
+    for (const index of open) {
+      const take = Math.min(share, lengths[index]! - shares[index]!);
+      shares[index]! += take;
+      left -= take;
+      if (shares[index]! < lengths[index]!) stillOpen.push(index);
+    }
+    open = stillOpen;
+  }
+  return shares;
+}

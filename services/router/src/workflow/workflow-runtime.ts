@@ -1,0 +1,168 @@
+import { type Bus, publishFrame } from '@quill/bus';
+import { type FrameOf, frame, msgIds, type RunStartEnvelope, type StepResult } from '@quill/contracts';
+import { deleteEmptyFiles, getFile, mergeMessageRouting } from '@quill/db';
+import type { Pool } from 'pg';
+import type { Logger } from 'pino';
+import { type RoutingDependencies, routeRun } from '../routing/route-run.ts';
+import type { RoutingOutcomeRecord } from '../routing/routing-record.ts';
+import type { RunState } from '../run-state.ts';
+import type { FinishOutcome } from '../workflow.ts';
+import { closingFor, type WorkflowAction } from './engine.ts';
+import { buildDirective, type ReviewEvidence } from './handoff-packet.ts';
+import { buildReply, type HeldText } from './held-text.ts';
+import { countWords } from './review-evidence.ts';
+import { BODY_FILE_TYPES, type WorkflowPlan, type WorkflowSettings } from './workflow-plan.ts';
+
+export interface WorkflowRuntimeDependencies extends RoutingDependencies {
+  bus: Bus;
+  pool: Pool;
+  settings: WorkflowSettings;
+  maxIterations: number;
+}
+
+/** TaskEnvelope fields the workflow decides for a step. */
+export interface TaskExtras {
+  directive: string;
+  read_only?: true;
+  clarify_first?: true;
+  hold_chat?: true;
+}
+
+export interface FinishExtras {
+  /** The author-facing reply to store (held texts that were discarded left out). */
+  reply?: string;
+}
+
+/**
+ * The workflow's side effects around the pure rules: routing a run, the frames the router
+ * publishes between steps (released held text, handoff) and before the terminal frame
+ * (clarification, the non-terminal read-only stop), the directive each task carries, and the
+ * read-only rollback. Every frame has a fixed msg id, so a takeover repeating these is harmless.
+ */
+export function createWorkflowRuntime(dependencies: WorkflowRuntimeDependencies) {
+  const { bus, pool, settings, maxIterations } = dependencies;
+
+  /** Routes the run; `stopped` (the run's stop signal) skips or aborts the router model call. */
+  async function plan(start: RunStartEnvelope, logger: Logger, stopped?: AbortSignal): Promise<WorkflowPlan> {
+    const routing = await routeRun(dependencies, start, logger, stopped);
+    return { routing, message: start.message, generationMode: start.generation_mode, settings };
+  }
+
+  async function beforeDispatch(
+    start: RunStartEnvelope,
+    workflow: WorkflowPlan,
+    state: RunState,
+    action: Extract<WorkflowAction, { kind: 'dispatch' }>,
+  ): Promise<TaskExtras> {
+    await releaseHeld(start.run_id, action.release);
+    if (action.handoff) {
+      await publishFrame(
+        bus,
+        frame('handoff', start.run_id, {
+          from_agent: action.handoff.from,
+          to_agent: action.handoff.to,
+          reason: action.handoff.reason,
+        }),
+        { msgId: msgIds.handoff(start.run_id, action.step) },
+      );
+    }
+    const prior = [...state.results.values()]
+      .filter((result) => result.step < action.step)
+      .sort((a, b) => a.step - b.step);
+    const evidence = action.planned.review ? await reviewEvidence(start.project_id, prior) : undefined;
+    const { planned } = action;
+    return {
+      directive: buildDirective(workflow, planned, prior, evidence),
+      ...(planned.readOnly ? { read_only: true } : {}),
+      ...(planned.clarifyFirst ? { clarify_first: true } : {}),
+      ...(planned.holdChat ? { hold_chat: true } : {}),
+    };
+  }
+
+  /** Runs right before the terminal frame, however the run ends (complete, stop, deadline, error). */
+  async function beforeFinish(
+    start: RunStartEnvelope,
+    workflow: WorkflowPlan | undefined,
+    state: RunState,
+    outcome: FinishOutcome,
+    logger: Logger,
+  ): Promise<FinishExtras> {
+    if (!workflow) return {};
+    const closing = closingFor(state, workflow, maxIterations);
+    await releaseHeld(start.run_id, closing.release);
+    const waiting = outcome.terminal === 'stopped' && outcome.reason === 'waiting_user';
+    const clarification = waiting ? closing.clarification : undefined;
+    if (clarification) {
+      await publishFrame(bus, frame('clarification_requested', start.run_id, clarification), {
+        msgId: msgIds.clarification(start.run_id),
+      });
+    }
+    if (workflow.routing.read_only) {
+      const created = closing.results.flatMap((result) =>
+        (result.file_operations ?? [])
+          .filter((operation) => operation.op === 'created')
+          .map((operation) => operation.file_id),
+      );
+      const rolledBack = await deleteEmptyFiles(pool, start.project_id, created);
+      if (rolledBack.length > 0) logger.info({ files: rolledBack }, 'read-only run: empty files rolled back');
+    }
+    if (closing.readOnlyBlocked) {
+      // Non-terminal: it goes out right before the terminal frame (seed 000 「只读请求不改文件」).
+      await publishFrame(
+        bus,
+        frame('workflow_stopped', start.run_id, { reason: 'read_only_handoff_blocked' }),
+        {
+          msgId: msgIds.readOnlyBlocked(start.run_id),
+        },
+      );
+    }
+    const record: RoutingOutcomeRecord = {
+      reason: outcomeReason(outcome),
+      ...(closing.lastAgent ? { last_agent: closing.lastAgent } : {}),
+      ...(clarification ? { waiting_agent: clarification.agent, question: clarification.question } : {}),
+    };
+    await mergeMessageRouting(pool, start.message_id, { outcome: record });
+    return { reply: buildReply(closing.results, closing.discardedSteps, clarification) };
+  }
+
+  async function releaseHeld(runId: string, held: readonly HeldText[]): Promise<void> {
+    for (const item of held) {
+      const text: FrameOf<'text'> = frame('text', runId, { agent: item.role, content: item.text });
+      await publishFrame(bus, text, { msgId: msgIds.heldText(runId, item.step) });
+    }
+  }
+
+  async function reviewEvidence(projectId: string, prior: readonly StepResult[]): Promise<ReviewEvidence> {
+    const ids = [
+      ...new Set(
+        prior.flatMap((result) =>
+          result.files_written
+            .filter((write) => BODY_FILE_TYPES.includes(write.file_type))
+            .map((write) => write.file_id),
+        ),
+      ),
+    ];
+    const files = (await Promise.all(ids.map((id) => getFile(pool, projectId, id)))).filter(
+      (file) => file !== null,
+    );
+    return {
+      files: files.map((file) => ({
+        id: file.id,
+        title: file.title,
+        updatedAt: file.updatedAt,
+        content: file.content,
+      })),
+      words: new Map(files.map((file) => [file.id, countWords(file.content)])),
+    };
+  }
+
+  return { plan, beforeDispatch, beforeFinish };
+}
+
+export type WorkflowRuntime = ReturnType<typeof createWorkflowRuntime>;
+
+function outcomeReason(outcome: FinishOutcome): string {
+  if (outcome.terminal === 'complete') return 'completed';
+  if (outcome.terminal === 'stopped') return outcome.reason;
+  return outcome.code;
+}

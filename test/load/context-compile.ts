@@ -1,0 +1,119 @@
+/**
+ * Context compile benchmark (issue 8): compiles the 200-file Chinese project N times against the
+ * real Postgres, rotating the focus chapter, the role and the request so each compile assembles
+ * a different context. The first (cold) compile is reported apart: it loads the tokenizer tables
+ * and counts every file it touches once; later compiles reuse the token-count cache, as a running
+ * context replica does. Prints a table and one JSON line.
+ *
+ *   node test/load/context-compile.ts [--compiles 100]
+ */
+import { randomUUID } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import type { AgentRole, ContextTrace } from '@quill/contracts';
+import { appendMessage, createSession, createUser, listContextTraces } from '@quill/db';
+import { createTestDatabase } from '@quill/db/testing';
+import pino from 'pino';
+import { createContextCompiler } from '../../services/context/src/compiler.ts';
+import { CHAPTER_COUNT, seedChineseProject } from '../support/chinese-project.ts';
+
+const { values } = parseArgs({ options: { compiles: { type: 'string', default: '100' } } });
+const compiles = Number(values.compiles);
+const ROLES: AgentRole[] = ['writer', 'planner', 'hook_designer', 'quality_reviewer'];
+const REQUESTS = [
+  '润色这一章，让沈砚在钟楼出场',
+  '继续写下一章，呼应铜铃的线索',
+  '检查人物动机是否前后一致',
+  '温言在废弃电台找到半截蜡烛',
+];
+
+const database = await createTestDatabase();
+try {
+  const user = await createUser(database.pool, {
+    email: `bench-${randomUUID()}@quill.test`,
+    displayName: 'bench',
+  });
+  const project = await seedChineseProject(database.pool, user.id);
+  const session = await createSession(database.pool, {
+    projectId: project.projectId,
+    userId: user.id,
+    title: 'bench',
+  });
+  const compile = createContextCompiler({
+    pool: database.pool,
+    llm: null,
+    logger: pino({ level: 'silent' }),
+    settings: {
+      contextTokens: 32_000,
+      historyTokens: 32_000,
+      ledgerCeiling: 128_000,
+      skillTokens: 16_000,
+      workingSet: { maxFiles: 8, maxChars: 60_000 },
+      compactionEnabled: true,
+    },
+  });
+  const timings: number[] = [];
+  const runIds: string[] = [];
+  for (let index = 0; index <= compiles; index++) {
+    const runId = randomUUID();
+    const message = REQUESTS[index % REQUESTS.length]!;
+    await appendMessage(database.pool, {
+      sessionId: session.sessionId,
+      runId,
+      role: 'user',
+      content: message,
+    });
+    const started = performance.now();
+    const reply = await compile({
+      v: 1,
+      run_id: runId,
+      session_id: session.sessionId,
+      project_id: project.projectId,
+      user_id: user.id,
+      role: ROLES[index % ROLES.length]!,
+      message,
+      focus_file_id: project.chapter(1 + ((index * 37) % CHAPTER_COUNT)).id,
+      attached_file_ids: [],
+      ui_language: 'zh',
+      step: 0,
+    });
+    timings.push(performance.now() - started);
+    if (!reply.ok) throw new Error(`compile failed: ${reply.code}`);
+    await appendMessage(database.pool, {
+      sessionId: session.sessionId,
+      runId,
+      role: 'assistant',
+      content: '好的。',
+    });
+    runIds.push(runId);
+  }
+  const cold = timings[0]!;
+  const warm = timings.slice(1).sort((a, b) => a - b);
+  const percentile = (p: number) => warm[Math.min(warm.length - 1, Math.floor((p / 100) * warm.length))]!;
+  const traces = (await Promise.all(runIds.slice(1).map((id) => listContextTraces(database.pool, id)))).map(
+    (rows) => rows[0]!.trace as ContextTrace,
+  );
+  const contextTokens = traces.map((trace) => trace.usage.context_tokens);
+  const result = {
+    benchmark: 'context-compile',
+    files: project.files.length,
+    compiles: warm.length,
+    cold_ms: Number(cold.toFixed(1)),
+    p50_ms: Number(percentile(50).toFixed(1)),
+    p95_ms: Number(percentile(95).toFixed(1)),
+    max_ms: Number(warm.at(-1)!.toFixed(1)),
+    context_tokens_max: Math.max(...contextTokens),
+    context_budget: 32_000,
+    loaded_items_avg: Number(
+      (traces.reduce((sum, trace) => sum + trace.loaded.length, 0) / traces.length).toFixed(1),
+    ),
+  };
+  console.log(`compiled ${result.files}-file project ${result.compiles} times (+1 cold)`);
+  console.log(`  cold        ${result.cold_ms} ms`);
+  console.log(`  p50 / p95   ${result.p50_ms} / ${result.p95_ms} ms (max ${result.max_ms})`);
+  console.log(
+    `  context     ≤ ${result.context_tokens_max} of ${result.context_budget} tokens, ${result.loaded_items_avg} items`,
+  );
+  console.log(JSON.stringify(result));
+} finally {
+  await database.drop();
+}
