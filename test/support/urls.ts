@@ -9,3 +9,8 @@ export const testUrls = {
 export function uniqueName(prefix: string): string {
   return `${prefix}${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`.toLowerCase();
 }
+
+/** A minimal environment for a child process: enough to find binaries, none of the runner's NODE_OPTIONS. */
+export function childProcessEnv(extra: Record<string, string>): Record<string, string> {
+  return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...extra };
+}

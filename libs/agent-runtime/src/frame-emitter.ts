@@ -19,7 +19,9 @@ export interface StepEmitter {
 /**
  * Coalesces text deltas into frames: a delta after an idle gap goes out at once (first-token
  * latency), while sustained flow is batched per `flushMs` / `flushBytes`, so a run costs tens
- * of messages per second rather than one per token.
+ * of messages per second rather than one per token. Under sustained flow the frame goes out with
+ * the first delta that arrives `flushMs` after the last frame, so its newest token is not held;
+ * the timer only sends what a paused stream left pending (at most about `2 × flushMs` late).
  */
 export function createStepEmitter(
   bus: Bus,
@@ -29,6 +31,9 @@ export function createStepEmitter(
   let index = 0;
   let pending: { kind: 'text' | 'file'; fileId: string; content: string } | undefined;
   let lastFlushAt = 0;
+  let lastDeltaAt = Number.NEGATIVE_INFINITY;
+  /** Moving average of the time between deltas: when the next one is due. */
+  let gap = 2 * settings.flushMs;
   let timer: NodeJS.Timeout | undefined;
   let firstError: unknown;
   const inFlight = new Set<Promise<unknown>>();
@@ -56,14 +61,27 @@ export function createStepEmitter(
     );
   };
 
+  // The window is over, but under sustained flow (deltas closer than the window) the next delta
+  // is due within half a gap more: it will carry the frame.
+  const flushUnlessDue = () => {
+    timer = undefined;
+    const now = performance.now();
+    const dueBy = lastDeltaAt + 1.5 * gap;
+    if (gap >= settings.flushMs || now >= dueBy || now - lastFlushAt >= 2 * settings.flushMs) flush();
+    else timer = setTimeout(flushUnlessDue, Math.min(dueBy, lastFlushAt + 2 * settings.flushMs) - now);
+  };
+
   const add = (kind: 'text' | 'file', fileId: string, delta: string) => {
     if (!delta) return;
     if (pending && (pending.kind !== kind || pending.fileId !== fileId)) flush();
     if (pending) pending.content += delta;
     else pending = { kind, fileId, content: delta };
-    const sinceFlush = performance.now() - lastFlushAt;
+    const now = performance.now();
+    gap = 0.75 * gap + 0.25 * Math.min(now - lastDeltaAt, 2 * settings.flushMs);
+    lastDeltaAt = now;
+    const sinceFlush = now - lastFlushAt;
     if (pending.content.length >= settings.flushBytes || sinceFlush >= settings.flushMs) flush();
-    else timer ??= setTimeout(flush, settings.flushMs - sinceFlush);
+    else timer ??= setTimeout(flushUnlessDue, settings.flushMs - sinceFlush);
   };
 
   return {

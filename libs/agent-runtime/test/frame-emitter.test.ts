@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Bus, connectBus, countStored, ensureStreams, readStored } from '@quill/bus';
 import { busNames, EventEnvelope, frame, type SseFrame } from '@quill/contracts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { testUrls, uniqueName } from '../../../test/support/urls.ts';
 import { createStepEmitter } from '../src/index.ts';
 
@@ -69,6 +69,37 @@ describe('createStepEmitter', () => {
     // Every frame but the first (sent at once after the idle gap) and the last is a full batch.
     for (const content of contents.slice(1, -1)) expect(content.length).toBeGreaterThanOrEqual(100);
     expect(frames.length).toBeLessThan(deltas.length / 10);
+  });
+
+  it('sends a delta after an idle gap at once, coalesces sustained flow without holding its newest delta', async () => {
+    const runId = randomUUID();
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    try {
+      vi.advanceTimersByTime(1000);
+      const emitter = createStepEmitter(bus, identity(runId), settings);
+      // 20 tokens/s: every delta comes more than a window after the last frame and goes at once.
+      for (const [index, delta] of ['a', 'b', 'c', 'd'].entries()) {
+        emitter.text(delta);
+        expect(emitter.framesPublished).toBe(index + 1);
+        vi.advanceTimersByTime(index < 3 ? 50 : 10);
+      }
+      // 100 tokens/s: held, and sent at most once per window, by the delta that ends the window.
+      for (const delta of ['e', 'f', 'g', 'h', 'i', 'j', 'k']) {
+        emitter.text(delta);
+        if (delta === 'h') expect(emitter.framesPublished).toBe(5);
+        vi.advanceTimersByTime(10);
+      }
+      // The stream pauses: what it left pending goes out once no delta is due any more.
+      expect(emitter.framesPublished).toBe(5);
+      vi.advanceTimersByTime(settings.flushMs);
+      expect(emitter.framesPublished).toBe(6);
+      vi.useRealTimers();
+      await emitter.close();
+    } finally {
+      vi.useRealTimers();
+    }
+    const contents = (await storedFrames(runId)).map((value) => (value.type === 'text' ? value.content : ''));
+    expect(contents).toEqual(['a', 'b', 'c', 'd', 'efgh', 'ijk']);
   });
 
   it('flushes pending text before any other frame, preserving order', async () => {

@@ -108,30 +108,39 @@ export async function consumeDurable<S extends z.ZodType>(
         });
         continue;
       }
-      let message: JsMsg | null = null;
+      // One pull for every free slot: a burst of messages arrives in one round trip instead of
+      // one round trip each, and the replica still never holds more than `concurrency`.
+      const stopBatch = () => batch?.stop();
+      let batch: Awaited<ReturnType<typeof consumer.fetch>> | undefined;
       try {
-        message = await consumer.next({ expires: 2000 });
+        batch = await consumer.fetch({ max_messages: options.concurrency - running.size, expires: 2000 });
+        shutdown.signal.addEventListener('abort', stopBatch, { once: true });
+        for await (const message of batch) {
+          if (shutdown.signal.aborted) {
+            message.nak();
+            continue;
+          }
+          start(message);
+        }
       } catch (error) {
         if (shutdown.signal.aborted) break;
         options.logger.warn({ err: error, consumer: options.consumer }, 'pull failed; retrying');
         await new Promise((resolve) => setTimeout(resolve, 500));
-        continue;
+      } finally {
+        shutdown.signal.removeEventListener('abort', stopBatch);
       }
-      if (!message) continue;
-      if (shutdown.signal.aborted) {
-        message.nak();
-        break;
-      }
-      const task = process(message).catch((error) =>
-        options.logger.error({ err: error }, 'message processing crashed'),
-      );
-      running.add(task);
-      void task.finally(() => {
-        running.delete(task);
-        slotFreed?.();
-        slotFreed = undefined;
-      });
     }
+  };
+  const start = (message: JsMsg) => {
+    const task = process(message).catch((error) =>
+      options.logger.error({ err: error }, 'message processing crashed'),
+    );
+    running.add(task);
+    void task.finally(() => {
+      running.delete(task);
+      slotFreed?.();
+      slotFreed = undefined;
+    });
   };
   const looping = loop();
 

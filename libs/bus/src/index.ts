@@ -12,6 +12,13 @@ export {
 } from './consume.ts';
 export { countStored, type OrderedItem, type OrderedReader, readOrdered, readStored } from './ordered.ts';
 export { type PublishOptions, publishCore, publishEnvelope, subjectFamily } from './publish.ts';
+export {
+  lastSequence,
+  nextStored,
+  type RawReader,
+  type RawStoredMessage,
+  readOrderedRaw,
+} from './raw-reads.ts';
 export { BusRequestError, type Responder, requestReply, serveRequests } from './request.ts';
 export { publishFrame } from './run-events.ts';
 export { ensureRoleConsumer, ensureStreams, ensureUsageConsumer, type StreamSettings } from './streams.ts';

@@ -34,10 +34,13 @@ export async function readOrdered<S extends z.ZodType>(
   });
   const messages = await consumer.consume({ max_messages: 256 });
   const source = messages[Symbol.asyncIterator]();
+  // A literal filter is every message's subject: no need to decode it from each message's bytes.
+  const literal = /[*>]/.test(options.subject) ? undefined : options.subject;
   const toItem = (message: JsMsg): OrderedItem<z.infer<S>> => {
-    const base = { seq: message.seq, subject: message.subject, pending: message.info.pending };
+    const subject = literal ?? message.subject;
+    const base = { seq: message.seq, subject, pending: message.info.pending };
     try {
-      return { ...base, envelope: decodeEnvelope(options.schema, message.subject, message.data) };
+      return { ...base, envelope: decodeEnvelope(options.schema, subject, message.data) };
     } catch (error) {
       if (!(error instanceof InvalidEnvelopeError)) throw error;
       return { ...base, envelope: undefined, invalid: error };

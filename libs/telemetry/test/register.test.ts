@@ -7,7 +7,7 @@ import {
   type ReceivedSpan,
   startOtlpReceiver,
 } from '../../../test/support/otlp-receiver.ts';
-import { testUrls } from '../../../test/support/urls.ts';
+import { childProcessEnv, testUrls } from '../../../test/support/urls.ts';
 
 const repositoryRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const fixture = fileURLToPath(new URL('./fixtures/traced-io.ts', import.meta.url));
@@ -24,7 +24,7 @@ async function runFixture(env: Record<string, string>) {
   // A small explicit environment: the child must not inherit the test runner's NODE_OPTIONS.
   const child = spawn(process.execPath, ['--import', '@quill/telemetry/register', fixture], {
     cwd: repositoryRoot,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', QUILL_ENV_PRIORITY: 'none', ...env },
+    env: childProcessEnv({ QUILL_ENV_PRIORITY: 'none', ...env }),
   });
   let stdout = '';
   let stderr = '';

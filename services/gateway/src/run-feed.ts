@@ -1,4 +1,13 @@
-import { type Bus, type OrderedItem, type OrderedReader, readOrdered } from '@quill/bus';
+import {
+  type Bus,
+  decodeEnvelope,
+  InvalidEnvelopeError,
+  lastSequence,
+  nextStored,
+  type OrderedItem,
+  type RawStoredMessage,
+  readOrderedRaw,
+} from '@quill/bus';
 import { EventEnvelope, encodeSseFrame } from '@quill/contracts';
 
 type EventItem = OrderedItem<EventEnvelope>;
@@ -12,7 +21,7 @@ export interface FeedItem {
 }
 
 export interface FeedSubscription extends AsyncIterable<FeedItem> {
-  /** Settles once the run's consumer exists (rejects when it could not be created). */
+  /** Settles once the stream can start (rejects when the gateway cannot read the run's events). */
   readonly ready: Promise<void>;
   close(): void;
 }
@@ -23,27 +32,65 @@ export interface RunFeeds {
 }
 
 // Frames kept for joiners once every stream has passed them: a resume or a second tab right
-// after the first gets them without a consumer of its own.
+// after the first gets them from memory.
 const RETAINED = 64;
-// A stream this far behind (a stuck client) no longer holds frames in memory: it reads its own.
+// A stream this far behind (a stuck client) no longer holds frames in memory: it reads the gap
+// from the stream instead.
 const MAX_RETAINED = 4096;
 
 /**
- * One ordered consumer per run on this gateway, shared by every SSE stream of that run here,
- * instead of one per stream: an open stream then costs a socket and a few timers, not a server
- * consumer with its own heartbeats, and each frame is decoded and encoded once. A stream that
- * resumes from before what the feed holds reads the gap with its own short-lived ordered
- * consumer and then joins; either way it sees every sequence after its Last-Event-ID once, in
- * order, so resume from any replica works as before.
+ * The gateway's view of `run.<id>.events`: ONE ordered consumer per gateway on `run.*.events`
+ * (the tap), fanned out in memory to the runs this gateway streams, instead of an ordered
+ * consumer per SSE connection. JetStream then delivers each frame once per gateway in batches,
+ * rather than once per connection to a consumer of its own, which costs the server several times
+ * more per frame (`test/load/README`), and an open stream costs a socket and a few timers, not a
+ * server consumer with heartbeats. Frames of runs nobody streams here are dropped unparsed.
+ *
+ * Resume by sequence stays exact: a stream that starts after `afterSeq` first reads what is
+ * already stored after it (by sequence, `next_by_subj` gets: no consumer), then the tap's frames,
+ * each sequence once, in order. A stream behind what the feed holds reads its gap the same way.
  */
 export function createRunFeeds(bus: Bus): RunFeeds {
   const feeds = new Map<string, Feed>();
+  let tap: Promise<void> | undefined;
+  const ensureTap = (): Promise<void> => {
+    tap ??= startTap(bus, feeds).catch((error: unknown) => {
+      tap = undefined;
+      throw error;
+    });
+    return tap;
+  };
+  const tapFailed = (error: unknown) => {
+    tap = undefined;
+    for (const feed of feeds.values()) feed.fail(error);
+  };
+  const startTap = async (tapBus: Bus, runFeeds: Map<string, Feed>): Promise<void> => {
+    const stream = tapBus.names.streams.events;
+    // Everything after the current last sequence comes through the tap; a feed reads what is
+    // stored before it by sequence.
+    const messages = await readOrderedRaw(tapBus, {
+      stream,
+      subject: tapBus.names.events('*'),
+      startSeq: (await lastSequence(tapBus, stream)) + 1,
+    });
+    // `<namespace.>run.<runId>.events`
+    const head = tapBus.names.events('').length - '.events'.length;
+    const runIdOf = (subject: string) => subject.slice(head, -'.events'.length);
+    void (async () => {
+      for await (const message of messages) runFeeds.get(runIdOf(message.subject))?.live(message);
+      tapFailed(new Error('the run event tap stopped'));
+    })().catch(tapFailed);
+  };
+
   return {
     subscribe(runId, afterSeq) {
       let feed = feeds.get(runId);
       if (!feed) {
-        feed = openFeed(bus, runId, afterSeq + 1, () => feeds.delete(runId));
-        feeds.set(runId, feed);
+        const created = openFeed(bus, runId, afterSeq, ensureTap, () => {
+          if (feeds.get(runId) === created) feeds.delete(runId);
+        });
+        feeds.set(runId, created);
+        feed = created;
       }
       return feed.subscribe(afterSeq);
     },
@@ -64,61 +111,81 @@ export function runFeedsFor(bus: Bus): RunFeeds {
 
 interface Feed {
   subscribe(afterSeq: number): FeedSubscription;
+  /** A frame from the tap. */
+  live(message: RawStoredMessage): void;
+  fail(error: unknown): void;
 }
 
-function openFeed(bus: Bus, runId: string, startSeq: number, onClosed: () => void): Feed {
+function toFeedItem(subject: string, seq: number, data: Uint8Array, pending = 0): FeedItem {
+  try {
+    const envelope = decodeEnvelope(EventEnvelope, subject, data);
+    return { seq, item: { seq, subject, pending, envelope }, sse: encodeSseFrame(envelope.frame, seq) };
+  } catch (error) {
+    if (!(error instanceof InvalidEnvelopeError)) throw error;
+    return { seq, item: { seq, subject, pending, envelope: undefined, invalid: error }, sse: undefined };
+  }
+}
+
+/** The first stored frame of the run after `afterSeq`, or undefined when there is none yet. */
+async function storedAfter(bus: Bus, subject: string, afterSeq: number): Promise<FeedItem | undefined> {
+  const stored = await nextStored(bus, { stream: bus.names.streams.events, subject, afterSeq });
+  return stored ? toFeedItem(subject, stored.seq, stored.data) : undefined;
+}
+
+function openFeed(
+  bus: Bus,
+  runId: string,
+  startAfter: number,
+  ensureTap: () => Promise<void>,
+  onClosed: () => void,
+): Feed {
   const subject = bus.names.events(runId);
   const history: FeedItem[] = [];
-  /** Every stored frame after this sequence up to the newest read is in `history`. */
-  let coveredFrom = startSeq - 1;
+  /** Every stored frame after this sequence is in `history` or still to come from the tap. */
+  let coveredFrom = startAfter;
+  let started = false;
+  /** Tap frames that arrived while the stored ones were being read. */
+  const early: FeedItem[] = [];
   let failure: unknown;
   let ended = false;
-  let wake: { promise: Promise<void>; resolve: () => void } = Promise.withResolvers<void>();
+  let closed = false;
+  const waiting = new Set<() => void>();
   const positions = new Map<symbol, number>();
-  const reader = readOrdered(bus, {
-    stream: bus.names.streams.events,
-    subject,
-    schema: EventEnvelope,
-    startSeq,
-  });
 
   const notify = () => {
-    const current = wake;
-    wake = Promise.withResolvers<void>();
-    current.resolve();
+    for (const resolve of waiting) resolve();
+    waiting.clear();
   };
-  const trim = () => {
-    if (history.length <= RETAINED) return;
-    const slowest = Math.min(...positions.values());
-    while (history.length > RETAINED && (history[0]!.seq <= slowest || history.length > MAX_RETAINED)) {
-      coveredFrom = history.shift()!.seq;
+  const lastSeq = () => history.at(-1)?.seq ?? coveredFrom;
+  const append = (item: FeedItem) => {
+    if (item.seq <= lastSeq()) return;
+    history.push(item);
+    if (item.item.envelope?.frame.type === 'done') ended = true;
+    if (history.length > RETAINED) {
+      const slowest = Math.min(...positions.values());
+      while (history.length > RETAINED && (history[0]!.seq <= slowest || history.length > MAX_RETAINED)) {
+        coveredFrom = history.shift()!.seq;
+      }
     }
-  };
-  const pump = async () => {
-    const ordered = await reader;
-    for await (const item of ordered) {
-      const sse = item.envelope ? encodeSseFrame(item.envelope.frame, item.seq) : undefined;
-      history.push({ seq: item.seq, item, sse });
-      trim();
-      notify();
-      if (item.envelope?.frame.type === 'done') break;
-    }
-  };
-  const pumping = pump()
-    .catch((error: unknown) => {
-      failure = error;
-    })
-    .finally(() => {
-      ended = true;
-      notify();
-    });
-  const close = () => {
-    onClosed();
-    void reader.then((ordered) => ordered.close()).catch(() => undefined);
-    void pumping;
+    notify();
   };
 
-  /** The first held frame after `position`, if the history reaches it. */
+  // Subscribed to the tap first, then what was stored before: nothing can fall in between.
+  const ready = (async () => {
+    await ensureTap();
+    for (let stored = await storedAfter(bus, subject, startAfter); stored && !closed; ) {
+      append(stored);
+      stored = await storedAfter(bus, subject, stored.seq);
+    }
+    started = true;
+    for (const item of early.splice(0)) append(item);
+  })();
+  ready.catch((error: unknown) => {
+    failure = error;
+    notify();
+  });
+
+  /** The first held frame after `position`. */
   const after = (position: number): FeedItem | undefined => {
     let low = 0;
     let high = history.length;
@@ -131,62 +198,64 @@ function openFeed(bus: Bus, runId: string, startSeq: number, onClosed: () => voi
   };
 
   return {
+    live(message) {
+      const item = toFeedItem(subject, message.seq, message.data, message.pending);
+      if (started) append(item);
+      else early.push(item);
+    },
+    fail(error) {
+      failure ??= error;
+      notify();
+    },
     subscribe(afterSeq) {
       const key = Symbol(runId);
       let position = afterSeq;
-      let closed = false;
-      let catchUp: OrderedReader<EventEnvelope> | undefined;
+      let unsubscribed = false;
+      let resume: (() => void) | undefined;
       positions.set(key, position);
 
       const next = async (): Promise<IteratorResult<FeedItem>> => {
         for (;;) {
-          if (closed) return { done: true, value: undefined };
-          if (position < coveredFrom) {
-            // Older than what the feed holds: read the gap, then join the feed.
-            catchUp ??= await readOrdered(bus, {
-              stream: bus.names.streams.events,
-              subject,
-              schema: EventEnvelope,
-              startSeq: position + 1,
-            });
-            const result = await catchUp[Symbol.asyncIterator]().next();
-            if (result.done || closed) return { done: true, value: undefined };
-            const item = result.value;
-            position = item.seq;
-            if (position >= coveredFrom) {
-              const reader = catchUp;
-              catchUp = undefined;
-              void reader.close();
+          if (unsubscribed) return { done: true, value: undefined };
+          if (failure) throw failure;
+          if (started && position < coveredFrom) {
+            // Behind what the feed holds: read the gap from the stream.
+            const stored = await storedAfter(bus, subject, position);
+            if (unsubscribed) return { done: true, value: undefined };
+            if (stored && stored.seq <= coveredFrom) {
+              position = stored.seq;
+              positions.set(key, position);
+              return { done: false, value: stored };
             }
+            // Nothing stored between here and what the feed holds.
+            position = coveredFrom;
             positions.set(key, position);
-            return {
-              done: false,
-              value: {
-                seq: item.seq,
-                item,
-                sse: item.envelope ? encodeSseFrame(item.envelope.frame, item.seq) : undefined,
-              },
-            };
           }
-          const held = after(position);
+          const held = started ? after(position) : undefined;
           if (held) {
             position = held.seq;
             positions.set(key, position);
             return { done: false, value: held };
           }
-          if (failure) throw failure;
-          if (ended) return { done: true, value: undefined };
-          await wake.promise;
+          if (ended && started) return { done: true, value: undefined };
+          await new Promise<void>((resolve) => {
+            resume = resolve;
+            waiting.add(resolve);
+          });
         }
       };
       const unsubscribe = () => {
-        if (closed) return;
-        closed = true;
+        if (unsubscribed) return;
+        unsubscribed = true;
         positions.delete(key);
-        void catchUp?.close();
-        notify();
-        if (positions.size === 0) close();
-        else trim();
+        if (resume) {
+          waiting.delete(resume);
+          resume();
+        }
+        if (positions.size === 0) {
+          closed = true;
+          onClosed();
+        }
       };
       const iterator: AsyncIterator<FeedItem> = {
         next,
@@ -195,11 +264,7 @@ function openFeed(bus: Bus, runId: string, startSeq: number, onClosed: () => voi
           return { done: true, value: undefined };
         },
       };
-      return {
-        ready: reader.then(() => undefined),
-        close: unsubscribe,
-        [Symbol.asyncIterator]: () => iterator,
-      };
+      return { ready, close: unsubscribe, [Symbol.asyncIterator]: () => iterator };
     },
   };
 }

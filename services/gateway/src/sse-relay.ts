@@ -1,15 +1,9 @@
 import type { ServerResponse } from 'node:http';
-import { type Bus, publishFrame, readOrdered } from '@quill/bus';
-import {
-  EventEnvelope,
-  encodeSseComment,
-  encodeSseFrame,
-  errorFrame,
-  frame,
-  msgIds,
-  SSE_HEADERS,
-} from '@quill/contracts';
+import type { Bus } from '@quill/bus';
+import { encodeSseComment, SSE_HEADERS } from '@quill/contracts';
 import type { FastifyBaseLogger as Logger } from 'fastify';
+import { endRunIfUnfinished } from './run-fallback.ts';
+import { runFeedsFor } from './run-feed.ts';
 import type { RunWatch } from './run-watch.ts';
 
 export interface RelayOptions {
@@ -22,9 +16,10 @@ export interface RelayOptions {
   watch: RunWatch;
   /**
    * When (epoch ms) this gateway ends the stream itself if no terminal frame arrived: the last
-   * line of the terminal guarantee when no router is left to send one.
+   * line of the terminal guarantee when no router is left to send one. Unset for a run that has
+   * already ended.
    */
-  fallbackAt: number;
+  fallbackAt?: number;
 }
 
 /**
@@ -39,36 +34,38 @@ export async function relayRunEvents(
   logger: Logger,
 ): Promise<void> {
   const { runId } = options;
-  const reader = await readOrdered(bus, {
-    stream: bus.names.streams.events,
-    subject: bus.names.events(runId),
-    schema: EventEnvelope,
-    startSeq: options.afterSeq + 1,
-  });
+  // The run's frames come from this gateway's one consumer for the run, shared by its streams.
+  const reader = runFeedsFor(bus).subscribe(runId, options.afterSeq);
+  try {
+    await reader.ready;
+  } catch (error) {
+    reader.close();
+    throw error;
+  }
   response.writeHead(200, { ...SSE_HEADERS, ...options.headers });
   response.flushHeaders();
   const watch = options.watch(runId);
   const heartbeat = setInterval(() => response.write(encodeSseComment('heartbeat')), options.heartbeatMs);
-  // Both frames carry the run's fixed msg ids: if the router did send its own, these are dropped.
-  const fallback = setTimeout(
-    () => {
-      logger.error({ run_id: runId }, 'no terminal frame by the deadline; ending the stream');
-      void publishFrame(bus, errorFrame(runId, 'worker_lost'), { msgId: msgIds.terminal(runId) })
-        .then(() => publishFrame(bus, frame('done', runId, {}), { msgId: msgIds.done(runId) }))
-        .catch((error: unknown) => logger.error({ err: error }, 'fallback terminal failed'));
-    },
-    Math.max(0, options.fallbackAt - Date.now()),
-  );
-  const closeReader = () => void reader.close();
+  const fallback =
+    options.fallbackAt === undefined
+      ? undefined
+      : setTimeout(
+          () =>
+            void endRunIfUnfinished(bus, runId, logger).catch((error: unknown) =>
+              logger.error({ err: error, run_id: runId }, 'fallback terminal failed'),
+            ),
+          Math.max(0, options.fallbackAt - Date.now()),
+        );
+  const closeReader = () => reader.close();
   response.once('close', closeReader);
   let sawDone = false;
   try {
-    for await (const item of reader) {
-      if (!item.envelope) {
+    for await (const { item, sse } of reader) {
+      if (!item.envelope || sse === undefined) {
         logger.error({ seq: item.seq, err: item.invalid }, 'invalid frame skipped');
         continue;
       }
-      const written = response.write(encodeSseFrame(item.envelope.frame, item.seq));
+      const written = response.write(sse);
       if (item.envelope.frame.type === 'done') {
         sawDone = true;
         break;
@@ -82,7 +79,7 @@ export async function relayRunEvents(
     clearTimeout(fallback);
     response.off('close', closeReader);
     watch.detach(!sawDone);
-    await reader.close();
+    reader.close();
     if (!response.destroyed) response.end();
   }
 }

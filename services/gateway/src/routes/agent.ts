@@ -57,7 +57,9 @@ export function registerAgentRoutes(
         heartbeatMs,
         headers: traceHeaders(),
         watch,
-        fallbackAt: Date.parse(run.createdAt) + wallClockMs + fallbackGraceMs,
+        ...(run.phase === 'running'
+          ? { fallbackAt: Date.parse(run.createdAt) + wallClockMs + fallbackGraceMs }
+          : {}),
       },
       request.log,
     );

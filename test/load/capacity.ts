@@ -1,0 +1,204 @@
+/**
+ * Figure 3 (issue 9): how many concurrent streaming runs one machine holds with every service
+ * running. Steps up the number of open runs (the fake LLM streams each at 20 tokens/s for longer
+ * than the whole ramp) and, at each level, measures the frame delay of the frames received in a
+ * window once the level is reached. Stops when p99 exceeds the limit or any run fails; the
+ * capacity is the last level that held. Prints a table and one JSON line.
+ *
+ * New runs start at 50 a second (a launch storm is another figure: TTFT under load), and the
+ * window opens a second after every run has received its first text frame.
+ *
+ *   node test/load/capacity.ts [--levels 100,200,250,…] [--rate 20] [--limit-ms 100] [--writers 1] [--env KEY=VALUE]
+ */
+import { parseArgs } from 'node:util';
+import { envFromPairs, serviceCpuMs, startBenchStack } from './support/bench-stack.ts';
+import { cpuByService, inWaves } from './support/phases.ts';
+import { cpuMeter, loadAverage, machineCpuMeter } from './support/proc.ts';
+import { matchDelays, plainReply, type RunTrace, streamRun, writerRequest } from './support/runs.ts';
+import { distribution, rounded, sleep, table } from './support/stats.ts';
+
+const { values } = parseArgs({
+  options: {
+    levels: { type: 'string', default: '100,200,250,300,350,400,450,500,600' },
+    rate: { type: 'string', default: '20' },
+    'limit-ms': { type: 'string', default: '100' },
+    'window-ms': { type: 'string', default: '4000' },
+    env: { type: 'string', multiple: true, default: [] },
+    writers: { type: 'string', default: '1' },
+  },
+});
+const levels = values.levels.split(',').map(Number);
+const tokensPerSecond = Number(values.rate);
+const limitMs = Number(values['limit-ms']);
+const windowMs = Number(values['window-ms']);
+/** Run starts per second while ramping. */
+const START_RATE = 50;
+const extraEnv = envFromPairs(values.env);
+
+interface OpenRun {
+  /** Filled in while the run streams. */
+  live?: RunTrace;
+  done: Promise<RunTrace>;
+  ended: boolean;
+}
+
+const writers = Number(values.writers);
+const bench = await startBenchStack({ env: extraEnv, replicas: { writer: writers } });
+const figures: Array<Record<string, number | string>> = [];
+const open: OpenRun[] = [];
+const abort = new AbortController();
+let capacity = 0;
+let stoppedBy = 'all levels held';
+try {
+  // Longer than the whole ramp, so every run streams until the end.
+  const rampSeconds =
+    levels.reduce((total, level, index) => total + (level - (levels[index - 1] ?? 0)) / START_RATE, 0) +
+    levels.length * (windowMs / 1000 + 4) +
+    30;
+  const reply = {
+    text: plainReply(Math.ceil(rampSeconds * tokensPerSecond)),
+    tokens_per_second: tokensPerSecond,
+    ttft_ms: 100,
+  };
+  await bench.fake.addScript({
+    match: { role: 'writer' },
+    responses: Array.from({ length: levels.at(-1)! + 10 }, () => reply),
+  });
+  for (const level of levels) {
+    const adding = level - open.length;
+    const spreadMs = (adding * 1000) / START_RATE;
+    const started = Array.from({ length: adding }, (_, index) => {
+      const author = bench.author(open.length + index);
+      const run: OpenRun = { ended: false, done: Promise.resolve(undefined as never) };
+      run.done = sleep((spreadMs * index) / adding)
+        .then(() =>
+          streamRun(bench.gateway, author, `capacity ${level}`, {
+            signal: abort.signal,
+            onTrace: (trace) => {
+              run.live = trace;
+            },
+          }),
+        )
+        .finally(() => {
+          run.ended = true;
+        });
+      return run;
+    });
+    open.push(...started);
+    // The window opens once every run streams (its first text frame arrived) and a second more:
+    // what it measures is the relay at this level, not the launches before it.
+    await sleep(spreadMs);
+    const streamingBy = performance.now() + 30_000;
+    while (
+      performance.now() < streamingBy &&
+      !open.every((run) => run.ended || (run.live?.text.length ?? 0) > 0)
+    ) {
+      await sleep(100);
+    }
+    await sleep(1000);
+    const load = loadAverage();
+    const stopCpu = cpuMeter({ ...bench.pids(), ...bench.otherPids() });
+    const stopMachine = machineCpuMeter();
+    const windowStart = performance.timeOrigin + performance.now();
+    await sleep(windowMs);
+    const windowEnd = performance.timeOrigin + performance.now();
+    const cpu = stopCpu();
+    const machineMs = stopMachine();
+    // A run that ended before the abort is a failure at this level.
+    const ended = open.filter((run) => run.ended).map((run) => run.live!);
+    const live = open.flatMap((run) => (run.live ? [run.live] : []));
+    const requests = await inWaves(live.length, 16, 0, (index) => writerRequest(bench, live[index]!.runId));
+    const delays: number[] = [];
+    let frames = 0;
+    live.forEach((trace, index) => {
+      const matched = matchDelays(trace, requests[index]);
+      if (!matched) return;
+      matched.frameAt.forEach((at, frame) => {
+        if (at < windowStart || at > windowEnd) return;
+        delays.push(matched.frame[frame]!);
+        frames++;
+      });
+    });
+    const frame = distribution(delays);
+    const services = cpuByService(
+      Object.fromEntries(Object.entries(cpu).filter(([name]) => name in bench.pids())),
+    );
+    const servicesCpu = serviceCpuMs(services);
+    figures.push({
+      level,
+      load_average: load,
+      failures: ended.length,
+      frame_p50_ms: frame.p50,
+      frame_p99_ms: frame.p99,
+      frames_per_second: (frames * 1000) / windowMs,
+      services_cpu_cores: servicesCpu / windowMs,
+      fake_llm_cpu_cores: (cpu['fake-llm'] ?? 0) / windowMs,
+      nats_cpu_cores: (cpu['nats-server'] ?? 0) / windowMs,
+      client_cpu_cores: (cpu['bench-client'] ?? 0) / windowMs,
+      machine_cpu_cores: machineMs / windowMs,
+      ...Object.fromEntries(Object.entries(services).map(([name, ms]) => [`${name}_cores`, ms / windowMs])),
+    });
+    const examples = ended.slice(0, 3).map((trace) => trace.failure ?? trace.terminal);
+    if (ended.length > 0) {
+      stoppedBy = `${ended.length} run(s) failed at ${level}: ${examples.join('; ')}`;
+      break;
+    }
+    if (!(frame.p99 <= limitMs)) {
+      stoppedBy = `p99 ${frame.p99.toFixed(0)} ms > ${limitMs} ms at ${level}`;
+      break;
+    }
+    capacity = level;
+  }
+} finally {
+  abort.abort();
+  await Promise.allSettled(open.map((run) => run.done));
+  await bench.stop();
+}
+
+console.log(
+  `capacity: concurrent runs at ${tokensPerSecond} tokens/s until p99 frame delay > ${limitMs} ms or a failure (${writers} writer process${writers > 1 ? 'es' : ''})`,
+);
+console.log(
+  table([
+    [
+      'runs',
+      'frame p50',
+      'frame p99',
+      'frames/s',
+      'services cores',
+      'nats',
+      'fake LLM',
+      'client',
+      'machine',
+      'failed',
+      'load',
+    ],
+    ...figures.map((f) => [
+      f.level!,
+      f.frame_p50_ms!,
+      f.frame_p99_ms!,
+      f.frames_per_second!,
+      f.services_cpu_cores!,
+      f.nats_cpu_cores!,
+      f.fake_llm_cpu_cores!,
+      f.client_cpu_cores!,
+      f.machine_cpu_cores!,
+      f.failures!,
+      f.load_average!,
+    ]),
+  ]),
+);
+console.log(`capacity ${capacity} concurrent runs (${stoppedBy})`);
+console.log(
+  JSON.stringify(
+    rounded({
+      bench: 'capacity',
+      writers,
+      tokens_per_second: tokensPerSecond,
+      limit_ms: limitMs,
+      capacity,
+      stopped_by: stoppedBy,
+      levels: figures,
+    }),
+  ),
+);

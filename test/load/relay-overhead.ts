@@ -1,0 +1,185 @@
+/**
+ * Figures 1, 2, 6 and 7 (issue 9): what Quill adds between the model and the author.
+ *
+ * At each concurrency level, that many writer runs stream a plain reply through gateway → router
+ * → writer → JetStream → gateway → SSE (starts spread out, so the level is reached without a
+ * launch storm), and the same client reads the fake LLM's stream directly at the same pacing and
+ * concurrency (the baseline). The fake stamps every token with its emit time; matching the text
+ * frames against the reply (content matching, see support/runs.ts) gives each frame's delay from
+ * its newest token. Frame delays and CPU are taken while all runs stream at once. Prints a table
+ * and one JSON line.
+ *
+ *   node test/load/relay-overhead.ts [--levels 1,50,100,200] [--tokens 200] [--rate 20] [--ttft 100]
+ */
+import { parseArgs } from 'node:util';
+import { envFromPairs, startBenchStack } from './support/bench-stack.ts';
+import {
+  cpuByService,
+  cpuPerThousandTokens,
+  directPhase,
+  publishedTotal,
+  quillPhase,
+  steadyCpuPerThousandTokens,
+} from './support/phases.ts';
+import { loadAverage } from './support/proc.ts';
+import { plainReply } from './support/runs.ts';
+import { distribution, rounded, table } from './support/stats.ts';
+
+const { values } = parseArgs({
+  options: {
+    levels: { type: 'string', default: '1,50,100,200' },
+    tokens: { type: 'string', default: '200' },
+    rate: { type: 'string', default: '20' },
+    ttft: { type: 'string', default: '100' },
+    env: { type: 'string', multiple: true, default: [] },
+  },
+});
+const levels = values.levels.split(',').map(Number);
+const tokens = Number(values.tokens);
+const tokensPerSecond = Number(values.rate);
+const ttftMs = Number(values.ttft);
+const extraEnv = envFromPairs(values.env);
+/** Sequential runs at level 1 (more samples for the uncontended TTFT). */
+const SINGLE_RUNS = 3;
+
+const bench = await startBenchStack({ env: extraEnv });
+const figures: Array<Record<string, unknown>> = [];
+try {
+  const reply = { text: plainReply(tokens), tokens_per_second: tokensPerSecond, ttft_ms: ttftMs };
+  const totalRuns = levels.reduce((total, level) => total + runsAt(level), 0) + 10;
+  await bench.fake.addScript({
+    match: { role: 'writer' },
+    responses: Array.from({ length: totalRuns }, () => reply),
+  });
+  await bench.fake.addScript({
+    match: { role: 'bench_direct' },
+    responses: Array.from({ length: totalRuns }, () => ({ text: reply.text })),
+  });
+  // Warm-up: first-call costs (JIT, connection pools) are not what a busy service pays.
+  await quillPhase(bench, { runs: 3, concurrency: 1, spreadMs: 0 });
+
+  for (const level of levels) {
+    const runs = runsAt(level);
+    // At most 50 run starts a second: the figure is the relay at this level, not a launch storm.
+    const spreadMs = Math.min(4000, level * 20);
+    const load = loadAverage();
+    const direct = await directPhase(bench, { runs, concurrency: level, spreadMs, ttftMs, tokensPerSecond });
+    const quill = await quillPhase(bench, { runs, concurrency: level, spreadMs });
+    const steady = quill.steady;
+    const frameDelays = steady ? steady.frameDelays : quill.delays.flatMap((run) => run.frame);
+    const quillFrames = distribution(frameDelays);
+    const quillTokens = distribution(quill.delays.flatMap((run) => run.token));
+    const directChunks = distribution(direct.flatMap((run) => run.chunk));
+    const median = (pick: (run: (typeof quill.delays)[number]) => number) =>
+      distribution(quill.delays.map(pick)).p50;
+    const services = Object.keys(quill.cpu);
+    figures.push({
+      concurrency: level,
+      runs,
+      load_average: load,
+      failures: quill.failures.length + direct.filter((run) => run.failure).length,
+      failure_examples: [...new Set(quill.failures)].slice(0, 3),
+      window: steady ? 'all runs streaming' : 'whole phase',
+      frame_delay_ms: quillFrames,
+      token_delay_ms: quillTokens,
+      direct_delay_ms: directChunks,
+      added_ms: {
+        p50: quillFrames.p50 - directChunks.p50,
+        p95: quillFrames.p95 - directChunks.p95,
+        p99: quillFrames.p99 - directChunks.p99,
+      },
+      ttft_overhead_ms: {
+        // POST → first text frame, minus the fake's configured TTFT.
+        p50: median((run) => run.ttft) - ttftMs,
+        // …and minus what the fake really took (its TTFT plus its own scheduling).
+        measured_p50: median((run) => run.ttft - run.modelTtft),
+        to_model_p50: median((run) => run.toModel),
+        first_token_relay_p50: median((run) => run.firstTokenRelay),
+        direct_p50: distribution(direct.map((run) => run.ttft)).p50 - ttftMs,
+      },
+      frames_per_1k_tokens:
+        (quill.delays.reduce((total, run) => total + run.frame.length, 0) * 1000) / quill.tokens,
+      messages_per_1k_tokens: (publishedTotal(quill) * 1000) / quill.tokens,
+      published: quill.published,
+      // All services, whole phase: run set-up and settlement included (runs of `tokens` tokens).
+      cpu_ms_per_1k_tokens: cpuPerThousandTokens(quill),
+      cpu_ms_by_service: cpuByService(quill.cpu),
+      // While every run streamed: the relay alone.
+      steady_cpu_ms_per_1k_tokens: steady ? steadyCpuPerThousandTokens(steady, services) : Number.NaN,
+      steady_cpu_ms_per_1k_tokens_by_process: steady
+        ? Object.fromEntries(
+            Object.keys(steady.cpu).map((name) => [
+              name.replace(/-\d+$/, ''),
+              steadyCpuPerThousandTokens(steady, [name]),
+            ]),
+          )
+        : {},
+      tokens: quill.tokens,
+    });
+  }
+} finally {
+  await bench.stop();
+}
+
+function runsAt(level: number): number {
+  return level === 1 ? SINGLE_RUNS : level;
+}
+
+const rows = figures.map((figure) => {
+  const f = figure as {
+    concurrency: number;
+    frame_delay_ms: { p50: number; p95: number; p99: number };
+    direct_delay_ms: { p50: number; p99: number };
+    added_ms: { p50: number; p99: number };
+    token_delay_ms: { p99: number };
+    ttft_overhead_ms: { p50: number; to_model_p50: number; first_token_relay_p50: number };
+    messages_per_1k_tokens: number;
+    cpu_ms_per_1k_tokens: number;
+    steady_cpu_ms_per_1k_tokens: number;
+    failures: number;
+    load_average: number;
+  };
+  return [
+    f.concurrency,
+    `${f.frame_delay_ms.p50.toFixed(1)} / ${f.frame_delay_ms.p95.toFixed(1)} / ${f.frame_delay_ms.p99.toFixed(1)}`,
+    `${f.direct_delay_ms.p50.toFixed(1)} / ${f.direct_delay_ms.p99.toFixed(1)}`,
+    `${f.added_ms.p50.toFixed(1)} / ${f.added_ms.p99.toFixed(1)}`,
+    f.token_delay_ms.p99,
+    `${f.ttft_overhead_ms.p50.toFixed(1)} (${f.ttft_overhead_ms.to_model_p50.toFixed(1)} + ${f.ttft_overhead_ms.first_token_relay_p50.toFixed(1)})`,
+    f.messages_per_1k_tokens,
+    `${f.steady_cpu_ms_per_1k_tokens.toFixed(0)} / ${f.cpu_ms_per_1k_tokens.toFixed(0)}`,
+    f.failures,
+    f.load_average,
+  ];
+});
+console.log(
+  `relay overhead: ${tokens} tokens per run at ${tokensPerSecond} tokens/s, model TTFT ${ttftMs} ms (frame delays and the first CPU figure while all runs stream)`,
+);
+console.log(
+  table([
+    [
+      'runs',
+      'frame delay p50/p95/p99',
+      'direct p50/p99',
+      'added p50/p99',
+      'token p99',
+      'TTFT overhead p50 (to model + 1st relay)',
+      'msgs/1k tok',
+      'CPU ms/1k tok (relay / all)',
+      'failed',
+      'load',
+    ],
+    ...rows,
+  ]),
+);
+console.log(
+  JSON.stringify(
+    rounded({
+      bench: 'relay-overhead',
+      tokens,
+      tokens_per_second: tokensPerSecond,
+      ttft_ms: ttftMs,
+      levels: figures,
+    }),
+  ),
+);

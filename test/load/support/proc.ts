@@ -1,0 +1,116 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+
+/** Clock ticks per second of /proc/<pid>/stat (USER_HZ: 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+/** CPU time (user + system) a process has used so far, in ms; 0 once it is gone. */
+export function cpuMs(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name may hold spaces: the fields start after its closing parenthesis.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const utime = Number(fields[11]);
+    const stime = Number(fields[12]);
+    return ((utime + stime) * 1000) / TICKS_PER_SECOND;
+  } catch {
+    return 0;
+  }
+}
+
+/** Resident set size (VmRSS) in KiB, from /proc/<pid>/status. */
+export function rssKb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const match = /VmRSS:\s+(\d+) kB/.exec(status);
+  return match ? Number(match[1]) : 0;
+}
+
+/** CPU ms per named process between two moments: `const done = cpuMeter(pids); …; done()`. */
+export function cpuMeter(pids: Record<string, number | undefined>): () => Record<string, number> {
+  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMs(pid)]));
+  return () =>
+    Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMs(pid) - (before[name] ?? 0)]));
+}
+
+/** The 1-minute load average: other work on the machine skews every figure, so each report shows it. */
+export function loadAverage(): number {
+  return Number(loadavg()[0]!.toFixed(2));
+}
+
+/** The pid of the first process whose command name is `name` (e.g. `nats-server`), if any. */
+export function findPid(name: string): number | undefined {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === name) return Number(entry);
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return undefined;
+}
+
+/** Busy CPU ms of the whole machine (all cores) between two moments, from /proc/stat. */
+export function machineCpuMeter(): () => number {
+  const busy = () => {
+    const fields = readFileSync('/proc/stat', 'utf8')
+      .split('\n')[0]!
+      .trim()
+      .split(/\s+/)
+      .slice(1)
+      .map(Number);
+    // user nice system idle iowait irq softirq steal: idle and iowait are not busy.
+    const total = fields.slice(0, 8).reduce((sum, value) => sum + value, 0);
+    return ((total - fields[3]! - fields[4]!) * 1000) / TICKS_PER_SECOND;
+  };
+  const before = busy();
+  return () => busy() - before;
+}
+
+export interface CpuSample {
+  /** preciseNow() of the reading. */
+  at: number;
+  /** CPU ms so far per named process. */
+  cpu: Record<string, number>;
+}
+
+/**
+ * Reads the CPU time of named processes every `intervalMs`, so the CPU of a window that is only
+ * known afterwards (e.g. while every run was streaming) can be cut out with `cpuBetween`.
+ */
+export function startCpuSampler(
+  pids: Record<string, number | undefined>,
+  intervalMs = 250,
+): { stop(): CpuSample[] } {
+  const samples: CpuSample[] = [];
+  const read = () => {
+    const cpu: Record<string, number> = {};
+    for (const [name, pid] of Object.entries(pids)) cpu[name] = cpuMs(pid);
+    samples.push({ at: performance.timeOrigin + performance.now(), cpu });
+  };
+  read();
+  const timer = setInterval(read, intervalMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      read();
+      return samples;
+    },
+  };
+}
+
+/** CPU ms per process between the samples nearest inside [from, to], and the span they cover. */
+export function cpuBetween(
+  samples: readonly CpuSample[],
+  from: number,
+  to: number,
+): { cpu: Record<string, number>; ms: number } {
+  const inside = samples.filter((sample) => sample.at >= from && sample.at <= to);
+  const first = inside[0];
+  const last = inside.at(-1);
+  if (!first || !last || last === first) return { cpu: {}, ms: 0 };
+  const cpu: Record<string, number> = {};
+  for (const name of Object.keys(last.cpu)) cpu[name] = last.cpu[name]! - (first.cpu[name] ?? 0);
+  return { cpu, ms: last.at - first.at };
+}
