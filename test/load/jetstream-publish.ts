@@ -3,8 +3,10 @@
  * Publishes text-frame-sized envelopes (with a traceparent and a Nats-Msg-Id header, as the
  * writer does) to a file-backed limits stream like EVENTS: awaited one by one, pipelined, and as
  * plain core publishes; then reads them back with an ordered consumer as the gateway does.
- * Reports messages/s and CPU per 1,000 messages (client and nats-server), and how many runs at
- * one frame per token and 20 tokens/s that rate would carry. Prints a table and one JSON line.
+ * Then live delivery to 300 runs at 20 frames/s each, read by one ordered consumer per run versus
+ * one consumer on `run.*.events` (what the gateway's tap does). Reports messages/s and CPU per
+ * 1,000 messages (client and nats-server), and how many runs at one frame per token and 20
+ * tokens/s the pipelined publish rate would carry. Prints a table and one JSON line.
  *
  *   node test/load/jetstream-publish.ts [--messages 20000] [--window 256]
  */
@@ -23,6 +25,9 @@ const { values } = parseArgs({
 });
 const total = Number(values.messages);
 const window = Number(values.window);
+/** Runs and seconds of the live-delivery comparison. */
+const RUNS = 300;
+const LIVE_SECONDS = 3;
 
 const name = uniqueName('BENCH_JS');
 const subject = `${name}.run.r1.events`;
@@ -120,6 +125,53 @@ try {
     }
     return undefined;
   });
+  // Live delivery as the gateway reads: RUNS runs at 20 frames/s each, paced, read either by one
+  // ordered consumer per run (the old gateway: one per SSE stream) or by one consumer on
+  // `run.*.events` for all of them (the gateway's tap). Publishes are the same in both.
+  const reader = await connect({ servers: testUrls.nats, name: 'bench-jetstream-reader' });
+  try {
+    for (const mode of ['per-run consumers', 'one wildcard consumer'] as const) {
+      const tag = mode === 'per-run consumers' ? 'p' : 'w';
+      const subjectOf = (run: number) => `${name}.run.${tag}${run}.events`;
+      const readers: Array<{ stop(): void }> = [];
+      let received = 0;
+      const read = async (filter: string) => {
+        const consumer = await jetstream(reader).consumers.get(name, {
+          filter_subjects: filter,
+          deliver_policy: DeliverPolicy.New,
+        });
+        const messages = await consumer.consume({ max_messages: 256 });
+        readers.push(messages);
+        void (async () => {
+          for await (const message of messages) {
+            void message.seq;
+            received++;
+          }
+        })();
+      };
+      if (tag === 'p') for (let run = 0; run < RUNS; run++) await read(subjectOf(run));
+      else await read(`${name}.run.*.events`);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const live = RUNS * 20 * LIVE_SECONDS;
+      await measure(`live delivery, ${RUNS} runs at 20/s: ${mode}`, live, async () => {
+        const startedAt = performance.now();
+        const sends: Array<Promise<unknown>> = [];
+        for (let sent = 0; sent < live; ) {
+          for (let burst = 0; burst < 6 && sent < live; burst++, sent++) {
+            sends.push(js.publish(subjectOf(sent % RUNS), payload, publishOptions()));
+          }
+          const wait = startedAt + (sent / (RUNS * 20)) * 1000 - performance.now();
+          await new Promise((resolve) => (wait > 0 ? setTimeout(resolve, wait) : setImmediate(resolve)));
+        }
+        await Promise.all(sends);
+        while (received < live) await new Promise((resolve) => setTimeout(resolve, 10));
+        return undefined;
+      });
+      for (const messages of readers) messages.stop();
+    }
+  } finally {
+    await reader.close();
+  }
 } finally {
   await jsm.streams.delete(name).catch(() => undefined);
   await nats.close();

@@ -34,7 +34,7 @@ export async function relayRunEvents(
   logger: Logger,
 ): Promise<void> {
   const { runId } = options;
-  // The run's frames come from this gateway's one consumer for the run, shared by its streams.
+  // The run's frames come from this gateway's event tap (one consumer for every run), in memory.
   const reader = runFeedsFor(bus).subscribe(runId, options.afterSeq);
   try {
     await reader.ready;

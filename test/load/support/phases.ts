@@ -44,12 +44,15 @@ export interface QuillPhase {
   cpu: Record<string, number>;
   wallMs: number;
   /**
-   * While every run of the phase was streaming at once (from the last run's first text frame to
-   * the first run's last): the frames received then, and the CPU spent then by every process.
+   * While every run of the phase was streaming at once (from a second after the last run's first
+   * text frame to the first run's last): the frames received then, and the CPU spent then by
+   * every process.
    * Undefined when the runs did not overlap.
    */
   steady?: SteadyWindow;
 }
+
+const SETTLE_MS = 1000;
 
 export interface SteadyWindow {
   /** From the last run's first text frame to the first run's last. */
@@ -86,7 +89,8 @@ export async function quillPhase(
     if (matched) delays.push(matched);
   });
   const streaming = traces.filter((trace) => trace.text.length > 0);
-  const from = Math.max(...streaming.map((trace) => trace.text[0]!.receivedAt));
+  // A second after the last run's first frame: the launches (and the garbage they leave) are over.
+  const from = Math.max(...streaming.map((trace) => trace.text[0]!.receivedAt)) + SETTLE_MS;
   const to = Math.min(...streaming.map((trace) => trace.text.at(-1)!.receivedAt));
   let steady: SteadyWindow | undefined;
   const window = cpuBetween(samples, from, to);

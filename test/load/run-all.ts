@@ -1,0 +1,185 @@
+/**
+ * `npm run bench`: the standard benchmark set of issue 9, one after the other (each starts its
+ * own stack: every service a process of its own, the fake LLM a process of its own), then the
+ * seven figures side by side with their targets. Each benchmark prints its own table on the way.
+ * Prints a summary table and one JSON line.
+ *
+ *   node test/load/run-all.ts [--only relay-overhead,capacity,…]
+ */
+import { spawn } from 'node:child_process';
+import { parseArgs } from 'node:util';
+import { REPO_ROOT } from '../support/service-process.ts';
+import { loadAverage } from './support/proc.ts';
+import { rounded, table } from './support/stats.ts';
+
+const STANDARD: ReadonlyArray<{ name: string; args: string[] }> = [
+  { name: 'jetstream-publish', args: ['--messages', '20000'] },
+  { name: 'relay-overhead', args: ['--levels', '1,50,100,200', '--tokens', '200'] },
+  { name: 'coalescing', args: ['--rates', '20,33,50,100', '--seconds', '4'] },
+  { name: 'capacity', args: ['--levels', '100,200,300,400,500,600'] },
+  { name: 'writer-scaling', args: ['--window-s', '15'] },
+  { name: 'idle-sse', args: ['--streams', '5000'] },
+];
+
+const { values } = parseArgs({ options: { only: { type: 'string' } } });
+const only = values.only?.split(',');
+/** The parts of each benchmark's JSON line the summary reads. */
+interface Distribution {
+  p50: number;
+  p99: number;
+}
+interface RelayLevel {
+  concurrency: number;
+  added_ms: Distribution;
+  direct_delay_ms: Distribution;
+  ttft_overhead_ms: { p50: number; direct_p50: number; to_model_p50: number; first_token_relay_p50: number };
+  messages_per_1k_tokens: number;
+  cpu_ms_per_1k_tokens: number;
+  steady_cpu_ms_per_1k_tokens: number;
+  steady_cpu_ms_per_1k_tokens_by_process: Record<string, number>;
+}
+interface Results {
+  'relay-overhead'?: { levels: RelayLevel[] };
+  coalescing?: {
+    rates: Array<{
+      tokens_per_second: number | string;
+      frames_per_1k_tokens: number;
+      frame_delay_ms: Distribution;
+    }>;
+  };
+  'jetstream-publish'?: { modes: Array<{ mode: string; per_second: number; nats_cpu_ms_per_1k: number }> };
+  capacity?: { capacity: number; stopped_by: string };
+  'writer-scaling'?: {
+    speedup_1_to_max: number;
+    configurations: Array<{ writers: number; runs_per_minute: number }>;
+  };
+  'idle-sse'?: {
+    kb_per_stream: number;
+    streams: number;
+    nats_server_kb_per_stream: number;
+    event_consumers_open: number;
+  };
+}
+const results: Record<string, unknown> = {};
+const startedAt = performance.now();
+
+for (const bench of STANDARD) {
+  if (only && !only.includes(bench.name)) continue;
+  console.log(`\n=== ${bench.name} (load average ${loadAverage()})`);
+  results[bench.name] = await runBench(bench.name, bench.args);
+}
+
+/** Runs one benchmark script, echoing its output, and returns its JSON line. */
+function runBench(name: string, args: string[]): Promise<unknown> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [`test/load/${name}.ts`, ...args], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      process.stdout.write(chunk);
+    });
+    child.on('exit', (code) => {
+      const line = output
+        .trim()
+        .split('\n')
+        .reverse()
+        .find((candidate) => candidate.startsWith('{"bench"'));
+      resolve(line ? JSON.parse(line) : { bench: name, error: `exited with ${code}` });
+    });
+  });
+}
+
+const read = results as Results;
+const relay = read['relay-overhead'];
+const level = (concurrency: number) => relay?.levels?.find((entry) => entry.concurrency === concurrency);
+const at100 = level(100);
+const coalescing = read.coalescing?.rates ?? [];
+const byRate = (rate: number) => coalescing.find((entry) => entry.tokens_per_second === rate);
+const single = level(1);
+const pipelined = read['jetstream-publish']?.modes?.[1];
+const liveDelivery = (mode: string) =>
+  read['jetstream-publish']?.modes?.find((entry) => entry.mode.endsWith(mode))?.nats_cpu_ms_per_1k;
+const capacity = read.capacity;
+const scaling = read['writer-scaling'];
+const idle = read['idle-sse'];
+
+const fmt = (value: unknown, digits = 1) =>
+  typeof value === 'number' && Number.isFinite(value) ? value.toFixed(digits) : '-';
+const verdict = (ok: boolean | undefined) => (ok === undefined ? '-' : ok ? 'met' : 'NOT met');
+
+const figures = [
+  {
+    figure: '1 relay added delay p50 / p99 at 100 runs (ms)',
+    value: `${fmt(at100?.added_ms?.p50)} / ${fmt(at100?.added_ms?.p99)}`,
+    baseline: `direct ${fmt(at100?.direct_delay_ms?.p50)} / ${fmt(at100?.direct_delay_ms?.p99)}; 1 run +${fmt(level(1)?.added_ms?.p50)} / +${fmt(level(1)?.added_ms?.p99)}; 200 runs +${fmt(level(200)?.added_ms?.p50)} / +${fmt(level(200)?.added_ms?.p99)}`,
+    target: '≤ 2 / ≤ 15',
+    met: at100 ? at100.added_ms.p50 <= 2 && at100.added_ms.p99 <= 15 : undefined,
+  },
+  {
+    figure: '2 TTFT overhead p50, 1 run (ms)',
+    value: fmt(level(1)?.ttft_overhead_ms?.p50),
+    baseline: `direct ${fmt(level(1)?.ttft_overhead_ms?.direct_p50)}; to model ${fmt(level(1)?.ttft_overhead_ms?.to_model_p50)} + first frame ${fmt(level(1)?.ttft_overhead_ms?.first_token_relay_p50)}`,
+    target: '≤ 10',
+    met: single ? single.ttft_overhead_ms.p50 <= 10 : undefined,
+  },
+  {
+    figure: '3 capacity at 20 tokens/s (runs)',
+    value: String(capacity?.capacity ?? '-'),
+    baseline: capacity?.stopped_by ?? '-',
+    target: '≥ 500',
+    met: capacity ? capacity.capacity >= 500 : undefined,
+  },
+  {
+    figure: '4 writer scaling 1 → 4 (runs/min)',
+    value: `${fmt(scaling?.speedup_1_to_max, 2)}×`,
+    baseline: (scaling?.configurations ?? [])
+      .map((entry) => `${entry.writers}w ${fmt(entry.runs_per_minute, 0)}/min`)
+      .join(', '),
+    target: '≥ 3.6×',
+    met: scaling ? scaling.speedup_1_to_max >= 3.6 : undefined,
+  },
+  {
+    figure: '5 idle SSE memory (KB per stream)',
+    value: fmt(idle?.kb_per_stream),
+    baseline: `${idle?.streams ?? '-'} streams; nats-server ${fmt(idle?.nats_server_kb_per_stream)} KB/stream, ${idle?.event_consumers_open ?? '-'} consumers`,
+    target: '≤ 30',
+    met: idle ? idle.kb_per_stream <= 30 : undefined,
+  },
+  {
+    figure: '6 JetStream messages per 1k tokens',
+    value: `${fmt(at100?.messages_per_1k_tokens, 0)} at 20 tok/s`,
+    baseline: `frames/1k: 20 tok/s ${fmt(byRate(20)?.frames_per_1k_tokens, 0)}, 33 ${fmt(byRate(33)?.frames_per_1k_tokens, 0)}, 50 ${fmt(byRate(50)?.frames_per_1k_tokens, 0)}, 100 ${fmt(byRate(100)?.frames_per_1k_tokens, 0)}; frame delay p50 at 50 tok/s ${fmt(byRate(50)?.frame_delay_ms?.p50)} ms`,
+    target: 'low, figure 1 intact',
+    met: undefined,
+  },
+  {
+    figure: '7 CPU per 1k relayed tokens, all services (ms)',
+    value: `${fmt(level(200)?.steady_cpu_ms_per_1k_tokens, 0)} streaming / ${fmt(level(200)?.cpu_ms_per_1k_tokens, 0)} with run set-up`,
+    baseline: `at 200 runs; nats-server ${fmt(level(200)?.steady_cpu_ms_per_1k_tokens_by_process?.['nats-server'], 0)} more; JetStream alone: ${fmt(pipelined?.per_second, 0)} msg/s pipelined, server CPU/1k delivered ${fmt(liveDelivery('per-run consumers'), 0)} per-run consumers vs ${fmt(liveDelivery('one wildcard consumer'), 0)} one tap`,
+    target: '-',
+    met: undefined,
+  },
+];
+
+console.log(
+  `\n=== summary (${((performance.now() - startedAt) / 60_000).toFixed(1)} min, load average now ${loadAverage()})`,
+);
+console.log(
+  table([
+    ['figure', 'value', 'target', '', 'baseline / context'],
+    ...figures.map((entry) => [entry.figure, entry.value, entry.target, verdict(entry.met), entry.baseline]),
+  ]),
+);
+console.log(
+  JSON.stringify(
+    rounded({
+      bench: 'run-all',
+      minutes: (performance.now() - startedAt) / 60_000,
+      figures: figures.map(({ figure, value, target, met }) => ({ figure, value, target, met: met ?? null })),
+      results,
+    }),
+  ),
+);
