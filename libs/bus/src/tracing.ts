@@ -1,13 +1,25 @@
 import { type MsgHdrs, headers as natsHeaders } from '@nats-io/transport-node';
-import { type Context, SpanKind } from '@opentelemetry/api';
+import { type Context, context, SpanKind } from '@opentelemetry/api';
 import { extractTraceContext, injectTraceHeaders, withSpan } from '@quill/telemetry';
 
 export { SpanKind };
 
+// What the propagators write depends only on the context, and a worker publishes every frame of a
+// step from the same one: inject once per context, not once per frame.
+const injected = new WeakMap<Context, Array<[string, string]>>();
+
 /** New NATS headers carrying the active trace context (`traceparent`). */
 export function tracedHeaders(): MsgHdrs {
+  const active = context.active();
+  let entries = injected.get(active);
+  if (!entries) {
+    const collected: Array<[string, string]> = [];
+    injectTraceHeaders((key, value) => collected.push([key, value]), active);
+    injected.set(active, collected);
+    entries = collected;
+  }
   const result = natsHeaders();
-  injectTraceHeaders((key, value) => result.set(key, value));
+  for (const [key, value] of entries) result.set(key, value);
   return result;
 }
 
