@@ -9,7 +9,11 @@
  * its newest token. Frame delays and CPU are taken while all runs stream at once. Prints a table
  * and one JSON line.
  *
+ * Figure 2 comes from its own phase first: `--ttft-runs` short runs one after another (nothing else
+ * running), POST to first text frame minus the fake's TTFT.
+ *
  *   node test/load/relay-overhead.ts [--levels 1,50,100,200] [--tokens 200] [--rate 20] [--ttft 100]
+ *                                    [--ttft-runs 20]
  */
 import { parseArgs } from 'node:util';
 import { envFromPairs, startBenchStack } from './support/bench-stack.ts';
@@ -31,6 +35,7 @@ const { values } = parseArgs({
     tokens: { type: 'string', default: '200' },
     rate: { type: 'string', default: '20' },
     ttft: { type: 'string', default: '100' },
+    'ttft-runs': { type: 'string', default: '20' },
     env: { type: 'string', multiple: true, default: [] },
   },
 });
@@ -38,13 +43,21 @@ const levels = values.levels.split(',').map(Number);
 const tokens = Number(values.tokens);
 const tokensPerSecond = Number(values.rate);
 const ttftMs = Number(values.ttft);
+const ttftRuns = Number(values['ttft-runs']);
 const extraEnv = envFromPairs(values.env);
 /** Sequential runs at level 1 (more samples for the uncontended TTFT). */
 const SINGLE_RUNS = 3;
 
 const bench = await startBenchStack({ env: extraEnv });
 const figures: Array<Record<string, unknown>> = [];
+let ttftFigure: Record<string, unknown> = {};
 try {
+  // Short replies for the TTFT phase come first in the fake's queue (3 warm-up runs included).
+  const short = { text: plainReply(5), tokens_per_second: 100, ttft_ms: ttftMs };
+  await bench.fake.addScript({
+    match: { role: 'writer' },
+    responses: Array.from({ length: ttftRuns + 3 }, () => short),
+  });
   const reply = { text: plainReply(tokens), tokens_per_second: tokensPerSecond, ttft_ms: ttftMs };
   const totalRuns = levels.reduce((total, level) => total + runsAt(level), 0) + 10;
   await bench.fake.addScript({
@@ -57,6 +70,20 @@ try {
   });
   // Warm-up: first-call costs (JIT, connection pools) are not what a busy service pays.
   await quillPhase(bench, { runs: 3, concurrency: 1, spreadMs: 0 });
+  const sequential = await quillPhase(bench, { runs: ttftRuns, concurrency: 1, spreadMs: 0 });
+  const ttftOf = (pick: (run: (typeof sequential.delays)[number]) => number) =>
+    distribution(sequential.delays.map(pick));
+  ttftFigure = {
+    runs: sequential.delays.length,
+    failures: sequential.failures.length,
+    // POST → first text frame, minus the fake's configured TTFT.
+    p50: ttftOf((run) => run.ttft).p50 - ttftMs,
+    p95: ttftOf((run) => run.ttft).p95 - ttftMs,
+    // POST until the model request reached the fake (gateway, router, context, writer)…
+    to_model_p50: ttftOf((run) => run.toModel).p50,
+    // …and the first token from the fake's stamp to its frame at the client.
+    first_token_relay_p50: ttftOf((run) => run.firstTokenRelay).p50,
+  };
 
   for (const level of levels) {
     const runs = runsAt(level);
@@ -152,6 +179,16 @@ const rows = figures.map((figure) => {
     f.load_average,
   ];
 });
+const t = ttftFigure as {
+  runs: number;
+  p50: number;
+  p95: number;
+  to_model_p50: number;
+  first_token_relay_p50: number;
+};
+console.log(
+  `time to first token overhead (${t.runs} sequential runs): p50 ${t.p50.toFixed(1)} ms, p95 ${t.p95.toFixed(1)} ms (to model ${t.to_model_p50.toFixed(1)} + first frame ${t.first_token_relay_p50.toFixed(1)})`,
+);
 console.log(
   `relay overhead: ${tokens} tokens per run at ${tokensPerSecond} tokens/s, model TTFT ${ttftMs} ms (frame delays and the first CPU figure while all runs stream)`,
 );
@@ -179,6 +216,7 @@ console.log(
       tokens,
       tokens_per_second: tokensPerSecond,
       ttft_ms: ttftMs,
+      ttft_overhead_ms: ttftFigure,
       levels: figures,
     }),
   ),

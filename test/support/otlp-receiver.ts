@@ -16,6 +16,9 @@ export interface ReceivedSpan {
   /** The instrumentation scope, e.g. `@opentelemetry/instrumentation-pg`. */
   scope: string;
   attributes: Record<string, unknown>;
+  /** Start and end in epoch milliseconds (sub-millisecond precision kept). */
+  startMs: number;
+  endMs: number;
 }
 
 export interface OtlpReceiver {
@@ -137,6 +140,8 @@ interface OtlpTracesRequest {
         name: string;
         kind?: number;
         attributes?: OtlpKeyValue[];
+        startTimeUnixNano?: string | number;
+        endTimeUnixNano?: string | number;
       }>;
     }>;
   }>;
@@ -158,11 +163,20 @@ function parseTraces(request: OtlpTracesRequest): ReceivedSpan[] {
           serviceName,
           scope: scopeSpans.scope?.name ?? '',
           attributes: toRecord(span.attributes),
+          startMs: nanosToMs(span.startTimeUnixNano),
+          endMs: nanosToMs(span.endTimeUnixNano),
         });
       }
     }
   }
   return spans;
+}
+
+/** int64 nanoseconds arrive as a JSON string; BigInt keeps them exact before scaling down. */
+function nanosToMs(value: string | number | undefined): number {
+  if (value === undefined) return Number.NaN;
+  const nanos = BigInt(value);
+  return Number(nanos / 1000n) / 1000;
 }
 
 function toRecord(attributes: OtlpKeyValue[] | undefined): Record<string, unknown> {

@@ -4,6 +4,8 @@ import { type AgentRole, frame, msgIds, type SseFrame } from '@quill/contracts';
 export interface EmitterSettings {
   flushMs: number;
   flushBytes: number;
+  /** Replaces `flushMs` when set: the process's load-adaptive window (see flush-window.ts). */
+  flushWindow?: { readonly ms: number };
 }
 
 export interface StepEmitter {
@@ -28,12 +30,13 @@ export function createStepEmitter(
   identity: { runId: string; step: number; attempt: number; agent: AgentRole },
   settings: EmitterSettings,
 ): StepEmitter {
+  const windowMs = () => settings.flushWindow?.ms ?? settings.flushMs;
   let index = 0;
   let pending: { kind: 'text' | 'file'; fileId: string; content: string } | undefined;
   let lastFlushAt = 0;
   let lastDeltaAt = Number.NEGATIVE_INFINITY;
   /** Moving average of the time between deltas: when the next one is due. */
-  let gap = 2 * settings.flushMs;
+  let gap = 2 * windowMs();
   let timer: NodeJS.Timeout | undefined;
   let firstError: unknown;
   const inFlight = new Set<Promise<unknown>>();
@@ -67,8 +70,9 @@ export function createStepEmitter(
     timer = undefined;
     const now = performance.now();
     const dueBy = lastDeltaAt + 1.5 * gap;
-    if (gap >= settings.flushMs || now >= dueBy || now - lastFlushAt >= 2 * settings.flushMs) flush();
-    else timer = setTimeout(flushUnlessDue, Math.min(dueBy, lastFlushAt + 2 * settings.flushMs) - now);
+    const window = windowMs();
+    if (gap >= window || now >= dueBy || now - lastFlushAt >= 2 * window) flush();
+    else timer = setTimeout(flushUnlessDue, Math.min(dueBy, lastFlushAt + 2 * window) - now);
   };
 
   const add = (kind: 'text' | 'file', fileId: string, delta: string) => {
@@ -77,11 +81,12 @@ export function createStepEmitter(
     if (pending) pending.content += delta;
     else pending = { kind, fileId, content: delta };
     const now = performance.now();
-    gap = 0.75 * gap + 0.25 * Math.min(now - lastDeltaAt, 2 * settings.flushMs);
+    const window = windowMs();
+    gap = 0.75 * gap + 0.25 * Math.min(now - lastDeltaAt, 2 * window);
     lastDeltaAt = now;
     const sinceFlush = now - lastFlushAt;
-    if (pending.content.length >= settings.flushBytes || sinceFlush >= settings.flushMs) flush();
-    else timer ??= setTimeout(flushUnlessDue, settings.flushMs - sinceFlush);
+    if (pending.content.length >= settings.flushBytes || sinceFlush >= window) flush();
+    else timer ??= setTimeout(flushUnlessDue, window - sinceFlush);
   };
 
   return {

@@ -2,6 +2,7 @@ import { consumeDurable, ensureRoleConsumer } from '@quill/bus';
 import { type AgentRole, TaskEnvelope } from '@quill/contracts';
 import { createFailoverClientFromSettings } from '@quill/llm';
 import type { ServiceRuntime } from '@quill/service-kit';
+import { createFlushWindow } from './flush-window.ts';
 import { createRoleTaskHandler } from './role-worker.ts';
 
 /**
@@ -17,6 +18,11 @@ export async function startRoleWorkers(
   const { config, bus, logger } = runtime;
   // Primary / backup with per-session pinning and a breaker shared by every replica (issue 7).
   const llm = createFailoverClientFromSettings(config, { redis: runtime.redis, keys: runtime.keys, logger });
+  const flushWindow = createFlushWindow({
+    baseMs: config.AGENT_TEXT_FLUSH_MS,
+    maxMs: config.AGENT_TEXT_FLUSH_MAX_MS,
+  });
+  runtime.onShutdown(async () => flushWindow.close());
   const handleTask = createRoleTaskHandler({
     bus,
     pool: runtime.pool,
@@ -28,6 +34,7 @@ export async function startRoleWorkers(
     directiveFor,
     settings: {
       flushMs: config.AGENT_TEXT_FLUSH_MS,
+      flushWindow,
       flushBytes: config.AGENT_TEXT_FLUSH_BYTES,
       maxToolTurns: config.AGENT_TOOL_CALL_MAX_ITERATIONS,
       heartbeatMs: Math.max(1000, (config.TASK_ACK_WAIT_S * 1000) / 3),

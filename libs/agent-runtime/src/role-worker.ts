@@ -59,30 +59,42 @@ export function createRoleTaskHandler(dependencies: RoleWorkerDependencies) {
 
   return async function handleTask(task: TaskEnvelope, delivery: DeliveryContext): Promise<Disposition> {
     const log = logger.child({ run_id: task.run_id, session_id: task.session_id, step: task.step });
-    const run = await getRun(pool, task.run_id);
-    if (run?.phase !== 'running') {
-      log.info({ phase: run?.phase }, 'task for a run that is not running; dropped');
-      return ack;
-    }
-    // A redelivered task means the previous holder may still be alive: take the write lease so
-    // its late writes are fenced out.
-    const epoch = delivery.deliveryCount > 1 ? await bumpRunEpoch(pool, task.run_id) : run.epoch;
-    if (epoch === null) return ack;
-    log.info({ role: task.role, delivery: delivery.deliveryCount }, 'step started');
-    const heartbeat = setInterval(() => delivery.message.working(), dependencies.settings.heartbeatMs);
+    // The stop watch opens while the run row is read: both are on the way to the first token.
+    const [runRead, stopRead] = await Promise.allSettled([
+      getRun(pool, task.run_id),
+      watchStop(bus, dependencies.redis, dependencies.keys, task.run_id),
+    ]);
+    if (stopRead.status === 'rejected') throw stopRead.reason;
+    const stopWatch = stopRead.value;
     try {
-      const result = await runStep(task, epoch, delivery.deliveryCount, log);
-      if (!result) return ack;
-      await publishEnvelope(
-        bus,
-        bus.names.steps(task.run_id),
-        StepRecordEnvelope,
-        { v: 1, kind: 'result', run_id: task.run_id, result },
-        { msgId: msgIds.stepResult(task.run_id, task.step) },
-      );
-      return ack;
+      if (runRead.status === 'rejected') throw runRead.reason;
+      const run = runRead.value;
+      if (run?.phase !== 'running') {
+        log.info({ phase: run?.phase }, 'task for a run that is not running; dropped');
+        return ack;
+      }
+      // A redelivered task means the previous holder may still be alive: take the write lease so
+      // its late writes are fenced out.
+      const epoch = delivery.deliveryCount > 1 ? await bumpRunEpoch(pool, task.run_id) : run.epoch;
+      if (epoch === null) return ack;
+      log.info({ role: task.role, delivery: delivery.deliveryCount }, 'step started');
+      const heartbeat = setInterval(() => delivery.message.working(), dependencies.settings.heartbeatMs);
+      try {
+        const result = await runStep(task, epoch, delivery.deliveryCount, log, stopWatch);
+        if (!result) return ack;
+        await publishEnvelope(
+          bus,
+          bus.names.steps(task.run_id),
+          StepRecordEnvelope,
+          { v: 1, kind: 'result', run_id: task.run_id, result },
+          { msgId: msgIds.stepResult(task.run_id, task.step) },
+        );
+        return ack;
+      } finally {
+        clearInterval(heartbeat);
+      }
     } finally {
-      clearInterval(heartbeat);
+      stopWatch.close();
     }
   };
 
@@ -91,6 +103,7 @@ export function createRoleTaskHandler(dependencies: RoleWorkerDependencies) {
     epoch: number,
     attempt: number,
     log: Logger,
+    stopWatch: StopWatch,
   ): Promise<StepResult | undefined> {
     const base = {
       step: task.step,
@@ -102,14 +115,9 @@ export function createRoleTaskHandler(dependencies: RoleWorkerDependencies) {
       produced_prose_chars: 0,
       final_text: '',
     };
-    const stopWatch = await watchStop(bus, dependencies.redis, dependencies.keys, task.run_id);
-    try {
-      const stoppedBefore = stopWatch.reason();
-      if (stoppedBefore) return { ...base, outcome: 'stopped', stop_reason: stoppedBefore };
-      return await runTurns(task, epoch, attempt, log, base, stopWatch);
-    } finally {
-      stopWatch.close();
-    }
+    const stoppedBefore = stopWatch.reason();
+    if (stoppedBefore) return { ...base, outcome: 'stopped', stop_reason: stoppedBefore };
+    return await runTurns(task, epoch, attempt, log, base, stopWatch);
   }
 
   async function runTurns(
@@ -182,8 +190,12 @@ export function createRoleTaskHandler(dependencies: RoleWorkerDependencies) {
     try {
       for (let turn = 0; turn < dependencies.settings.maxToolTurns; turn++) {
         if (stopWatch.signal.aborted) break;
-        await drainSteering(dependencies.redis, dependencies.keys, task.run_id, messages, emitter, task.role);
-        if (!(await modelCalls.take())) {
+        // Both are on the way to the model call, and neither needs the other: one round trip.
+        const [, allowed] = await Promise.all([
+          drainSteering(dependencies.redis, dependencies.keys, task.run_id, messages, emitter, task.role),
+          modelCalls.take(),
+        ]);
+        if (!allowed) {
           stepStop = { kind: 'stopped', stopReason: 'model_call_cap' };
           break;
         }

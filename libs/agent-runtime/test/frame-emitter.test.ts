@@ -102,6 +102,37 @@ describe('createStepEmitter', () => {
     expect(contents).toEqual(['a', 'b', 'c', 'd', 'efgh', 'ijk']);
   });
 
+  it('follows a load-adaptive window: at 20 tokens/s one token per frame while roomy, two once stretched', async () => {
+    const runId = randomUUID();
+    const window = { ms: 40 };
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    try {
+      vi.advanceTimersByTime(1000);
+      const emitter = createStepEmitter(bus, identity(runId), { ...settings, flushWindow: window });
+      for (const delta of ['a', 'b', 'c']) {
+        emitter.text(delta);
+        vi.advanceTimersByTime(50);
+      }
+      expect(emitter.framesPublished).toBe(3);
+      // The process saturates: 50 ms apart is now sustained flow inside a 100 ms window.
+      window.ms = 100;
+      for (const delta of ['d', 'e', 'f', 'g']) {
+        emitter.text(delta);
+        vi.advanceTimersByTime(50);
+      }
+      vi.advanceTimersByTime(200);
+      vi.useRealTimers();
+      await emitter.close();
+    } finally {
+      vi.useRealTimers();
+    }
+    const contents = (await storedFrames(runId)).map((value) => (value.type === 'text' ? value.content : ''));
+    expect(contents.join('')).toBe('abcdefg');
+    expect(contents.slice(0, 3)).toEqual(['a', 'b', 'c']);
+    // Stretched: the later tokens share frames, the newest of each frame not held.
+    expect(contents.slice(3).length).toBeLessThanOrEqual(3);
+  });
+
   it('flushes pending text before any other frame, preserving order', async () => {
     const runId = randomUUID();
     const emitter = createStepEmitter(bus, identity(runId), settings);

@@ -68,8 +68,10 @@ async function* streamChat(
   const startedAt = performance.now();
   const deadline = new AbortController();
   let timer: NodeJS.Timeout | undefined;
+  let armedFor = '';
   const arm = (ms: number, phase: string) => {
     clearTimeout(timer);
+    armedFor = phase;
     timer = setTimeout(() => deadline.abort(new Error(`model call ${phase} timeout`)), Math.max(0, ms));
   };
   arm(timeouts.connectMs, 'connect');
@@ -103,7 +105,11 @@ async function* streamChat(
       arm(timeouts.firstTokenMs - (performance.now() - startedAt), 'first token');
       for await (const chunk of stream) {
         const events = assembler.push(chunk);
-        if (assembler.outputStarted) arm(timeouts.idleMs, 'idle');
+        // Per token: restarting the same timer is much cheaper than replacing it.
+        if (assembler.outputStarted) {
+          if (armedFor === 'idle') timer?.refresh();
+          else arm(timeouts.idleMs, 'idle');
+        }
         for (const event of events) yield event;
       }
     } catch (error) {

@@ -51,6 +51,7 @@ export {
   estimatePromptTokens,
   estimateTextTokens,
   estimateToolsTokens,
+  promptTokensUpperBound,
   warmTokenizer,
 } from './token-estimate.ts';
 export type {

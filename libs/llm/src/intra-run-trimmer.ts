@@ -1,5 +1,10 @@
 import type { ChatMessage } from '@quill/contracts';
-import { type EncodingName, estimateMessageTokens, estimatePromptTokens } from './token-estimate.ts';
+import {
+  type EncodingName,
+  estimateMessageTokens,
+  estimatePromptTokens,
+  promptTokensUpperBound,
+} from './token-estimate.ts';
 import type { ToolDefinition } from './types.ts';
 
 /*
@@ -26,6 +31,7 @@ export interface TrimResult {
   /** The same array when nothing had to change, otherwise a copy. */
   messages: ChatMessage[];
   trimmedToolResults: number;
+  /** The tokenizer's count, or only a bound above it when that bound already fit the budget. */
   estimatedTokens: number;
   /** True when even with every tool result trimmed the estimate is over the budget. */
   overBudget: boolean;
@@ -33,6 +39,8 @@ export interface TrimResult {
 
 export function trimTranscript(messages: ChatMessage[], options: TrimOptions): TrimResult {
   const budget = Math.floor(options.maxInputTokens * SAFETY_RATIO);
+  const bound = promptTokensUpperBound(messages, options.tools);
+  if (bound <= budget) return { messages, trimmedToolResults: 0, estimatedTokens: bound, overBudget: false };
   let total = estimatePromptTokens(messages, options.tools, options.encoding);
   if (total <= budget) return { messages, trimmedToolResults: 0, estimatedTokens: total, overBudget: false };
 

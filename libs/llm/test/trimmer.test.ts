@@ -5,6 +5,7 @@ import {
   createLlmClient,
   estimatePromptTokens,
   LlmCallError,
+  promptTokensUpperBound,
   TRIMMED_NOTE_PREFIX,
   trimTranscript,
 } from '../src/index.ts';
@@ -69,10 +70,44 @@ describe('trimTranscript', () => {
     expect(transcript[3]).toEqual(toolTurn(1)[1]);
   });
 
+  it('counts exactly when only the cheap bound is over the budget, and still trims nothing that fits', () => {
+    const exact = estimatePromptTokens(transcript);
+    const bound = promptTokensUpperBound(transcript);
+    expect(bound).toBeGreaterThan(exact);
+    // A window the exact count fits but the byte bound does not.
+    const fitted = trimTranscript(transcript, { maxInputTokens: Math.ceil((exact + 10) / 0.9) });
+    expect(bound).toBeGreaterThan(Math.floor(Math.ceil((exact + 10) / 0.9) * 0.9));
+    expect(fitted.messages).toBe(transcript);
+    expect(fitted.estimatedTokens).toBe(exact);
+  });
+
   it('reports over budget when trimming every tool result is not enough', () => {
     const fitted = trimTranscript(transcript, { maxInputTokens: 100 });
     expect(fitted.trimmedToolResults).toBe(3);
     expect(fitted.overBudget).toBe(true);
+  });
+});
+
+describe('promptTokensUpperBound', () => {
+  it('is never below the tokenizer count, for CJK, ASCII, emoji, tool calls and tool definitions', () => {
+    const samples: ChatMessage[][] = [
+      [{ role: 'user', content: '雨夜里旧书店的灯还亮着。'.repeat(50) }],
+      [{ role: 'user', content: 'The lamp in the old bookshop was still lit. '.repeat(50) }],
+      [{ role: 'user', content: '🦊🌧️📚 𠀋𡈽𡌛 ﷽ '.repeat(40) }],
+      [{ role: 'system', content: '' }, ...toolTurn(1), ...toolTurn(2)],
+    ];
+    const tools = [
+      {
+        type: 'function' as const,
+        function: { name: 'query_files', description: '读取文件', parameters: { type: 'object' } },
+      },
+    ];
+    for (const messages of samples) {
+      expect(promptTokensUpperBound(messages)).toBeGreaterThanOrEqual(estimatePromptTokens(messages));
+      expect(promptTokensUpperBound(messages, tools)).toBeGreaterThanOrEqual(
+        estimatePromptTokens(messages, tools),
+      );
+    }
   });
 });
 

@@ -70,12 +70,26 @@ export function toolNamesForRole(role: AgentRole): readonly string[] {
   return role === 'quality_reviewer' ? QUALITY_REVIEWER_TOOL_NAMES : DEFAULT_TOOL_NAMES;
 }
 
-export function toolDefinitionsForRole(role: AgentRole): ToolDefinition[] {
-  return toolNamesForRole(role).map((name) => {
-    const spec = TOOL_SPECS[name]!;
-    const { $schema: _schema, ...parameters } = z.toJSONSchema(spec.parameters) as Record<string, unknown>;
-    return { type: 'function', function: { name, description: spec.description, parameters } };
-  });
+// Converting the zod schemas costs milliseconds, and every step of every run asks for its role's list.
+const definitionsByList = new Map<readonly string[], readonly ToolDefinition[]>();
+
+export function toolDefinitionsForRole(role: AgentRole): readonly ToolDefinition[] {
+  const names = toolNamesForRole(role);
+  let definitions = definitionsByList.get(names);
+  if (!definitions) {
+    definitions = Object.freeze(
+      names.map((name): ToolDefinition => {
+        const spec = TOOL_SPECS[name]!;
+        const { $schema: _schema, ...parameters } = z.toJSONSchema(spec.parameters) as Record<
+          string,
+          unknown
+        >;
+        return { type: 'function', function: { name, description: spec.description, parameters } };
+      }),
+    );
+    definitionsByList.set(names, definitions);
+  }
+  return definitions;
 }
 
 /**

@@ -21,30 +21,33 @@ export async function reserveCredit(
       'INSERT INTO quota_accounts (user_id, credits) VALUES ($1, $2) ON CONFLICT (user_id) DO NOTHING',
       [input.userId, input.defaultCredits],
     );
-    const existing = await client.query<{ credits: number }>(
-      `SELECT q.credits FROM billing_ledger l JOIN quota_accounts q ON q.user_id = l.user_id
-       WHERE l.run_id = $1 AND l.kind = 'reserve'`,
-      [input.runId],
+    // One read for both questions: was this run reserved already (a retry), and is there a cap.
+    const account = await client.query<{ daily_token_cap: number | null; reserved_credits: number | null }>(
+      `SELECT q.daily_token_cap,
+         (SELECT q.credits FROM billing_ledger l WHERE l.run_id = $1 AND l.kind = 'reserve') AS reserved_credits
+       FROM quota_accounts q WHERE q.user_id = $2`,
+      [input.runId, input.userId],
     );
-    if (existing.rows[0]) return { ok: true, creditsLeft: existing.rows[0].credits };
-    const account = await client.query<{ daily_token_cap: number | null }>(
-      'SELECT daily_token_cap FROM quota_accounts WHERE user_id = $1',
-      [input.userId],
-    );
+    const reservedCredits = account.rows[0]?.reserved_credits;
+    if (reservedCredits !== null && reservedCredits !== undefined)
+      return { ok: true, creditsLeft: reservedCredits };
     const cap = account.rows[0]?.daily_token_cap;
     if (cap !== null && cap !== undefined && (await tokensUsedToday(client, input.userId)) >= cap) {
       return { ok: false, code: 'cost_cap_reached' };
     }
+    // Debit and ledger row in one statement: the row is written only when the debit matched.
     const updated = await client.query<{ credits: number }>(
-      `UPDATE quota_accounts SET credits = credits - 1, updated_at = now()
-       WHERE user_id = $1 AND credits > 0 RETURNING credits`,
-      [input.userId],
-    );
-    if (!updated.rows[0]) return { ok: false, code: 'quota_exhausted' };
-    await client.query(
-      `INSERT INTO billing_ledger (run_id, user_id, kind, credits_delta, reason) VALUES ($1, $2, 'reserve', -1, 'run')`,
+      `WITH debited AS (
+         UPDATE quota_accounts SET credits = credits - 1, updated_at = now()
+         WHERE user_id = $2 AND credits > 0 RETURNING credits
+       ), logged AS (
+         INSERT INTO billing_ledger (run_id, user_id, kind, credits_delta, reason)
+         SELECT $1, $2, 'reserve', -1, 'run' FROM debited
+       )
+       SELECT credits FROM debited`,
       [input.runId, input.userId],
     );
+    if (!updated.rows[0]) return { ok: false, code: 'quota_exhausted' };
     return { ok: true, creditsLeft: updated.rows[0].credits };
   });
 }

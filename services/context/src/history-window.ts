@@ -1,5 +1,5 @@
 import type { ChatMessage, TraceExcluded, TraceLoaded } from '@quill/contracts';
-import { getFile, type HistoryCompaction, listHistoryMessages } from '@quill/db';
+import { getFile, type HistoryCompaction, type HistoryMessage } from '@quill/db';
 import type { TokenCounter } from './budget.ts';
 import { COMPACTION_TARGET_SHARE, type CompactionDependencies, compactHistory } from './compaction.ts';
 import { evictionCount, type RenderedTurnMessage, renderHistory, totalTokens } from './history.ts';
@@ -16,6 +16,8 @@ export interface HistoryWindowInput {
   projectId: string;
   runId: string;
   compaction: HistoryCompaction | null;
+  /** The session's messages after `compaction`'s boundary (read by the caller, alongside the rest). */
+  stored: readonly HistoryMessage[];
   allowance: number;
   compactionEnabled: boolean;
   visibilityOf: (fileId: string) => string | undefined;
@@ -43,12 +45,9 @@ export async function buildHistoryWindow(
 ): Promise<HistoryWindow> {
   const { count } = input;
   let boundary = input.compaction;
-  const stored = await listHistoryMessages(dependencies.pool, input.sessionId, {
-    afterSeq: boundary?.throughSeq ?? 0,
-  });
   // The current author message is sent as the turn itself, not as history.
   let rendered: RenderedTurnMessage[] = renderHistory(
-    stored.filter((message) => message.runId !== input.runId),
+    input.stored.filter((message) => message.runId !== input.runId),
     input.visibilityOf,
     count,
   );

@@ -22,6 +22,7 @@ import {
   getSessionForUser,
   setSessionPhase,
   type User,
+  withTransaction,
 } from '@quill/db';
 import {
   acquireSemaphore,
@@ -71,70 +72,81 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
 
     const runId = randomUUID();
     const lockKey = keys.sessionLock(session.sessionId);
-    if (!(await acquireSessionLock(redis, lockKey, runId, dependencies.settings.sessionLockTtlMs))) {
-      throw new QuillError('session_busy');
-    }
     const semaphoreKey = keys.userSemaphore(user.id);
     const { sessionLockTtlMs, userMaxConcurrentRuns } = dependencies.settings;
+    if (!(await acquireSessionLock(redis, lockKey, runId, sessionLockTtlMs))) {
+      throw new QuillError('session_busy');
+    }
     if (!(await acquireSemaphore(redis, semaphoreKey, runId, userMaxConcurrentRuns, sessionLockTtlMs))) {
       await releaseSessionLock(redis, lockKey, runId);
       throw new QuillError('too_many_active_runs');
     }
     let reserved = false;
     try {
-      const reservation = await requestReply(
-        bus,
-        bus.names.billingReserve,
-        { request: BillingReserveRequest, reply: BillingReserveReply },
-        { v: 1, run_id: runId, user_id: user.id },
-        { timeoutMs: dependencies.settings.requestTimeoutMs },
+      // Billing answers while the rows are written; they commit only once it said yes, so a
+      // refused request leaves no run, no message and no credit taken.
+      const reservation = settle(
+        requestReply(
+          bus,
+          bus.names.billingReserve,
+          { request: BillingReserveRequest, reply: BillingReserveReply },
+          { v: 1, run_id: runId, user_id: user.id },
+          { timeoutMs: dependencies.settings.requestTimeoutMs },
+        ),
       );
-      if (!reservation.ok) throw new QuillError(reservationRefusal(reservation.code));
-      reserved = true;
-
-      await createRun(pool, {
-        runId,
-        sessionId: session.sessionId,
-        projectId: body.project_id,
-        userId: user.id,
-        generationMode: body.generation_mode,
+      const message = await withTransaction(pool, async (client) => {
+        await createRun(client, {
+          runId,
+          sessionId: session.sessionId,
+          projectId: body.project_id,
+          userId: user.id,
+          generationMode: body.generation_mode,
+        });
+        const appended = await appendMessage(client, {
+          sessionId: session.sessionId,
+          runId,
+          role: 'user',
+          content: body.message,
+        });
+        await setSessionPhase(client, session.sessionId, 'running');
+        const answer = await reservation;
+        if (!answer.ok) throw answer.error;
+        if (!answer.value.ok) throw new QuillError(reservationRefusal(answer.value.code));
+        reserved = true;
+        return appended;
       });
-      const message = await appendMessage(pool, {
-        sessionId: session.sessionId,
-        runId,
-        role: 'user',
-        content: body.message,
-      });
-      await setSessionPhase(pool, session.sessionId, 'running');
-      await publishFrame(
-        bus,
-        frame('run_started', runId, {
-          session_id: session.sessionId,
-          project_id: body.project_id,
-          generation_mode: body.generation_mode,
-        }),
-        { msgId: msgIds.runStarted(runId) },
-      );
-      await publishEnvelope(
-        bus,
-        bus.names.runStart(runId),
-        RunStartEnvelope,
-        {
-          v: 1,
-          run_id: runId,
-          session_id: session.sessionId,
-          project_id: body.project_id,
-          user_id: user.id,
-          message_id: message.id,
-          message: body.message,
-          focus_file_id: body.focus_file_id ?? null,
-          attached_file_ids: body.attached_file_ids,
-          generation_mode: body.generation_mode,
-          ui_language: body.ui_language,
-          created_at: isoNow(),
-        },
-        { msgId: msgIds.runStart(runId) },
-      );
+      // One connection keeps its publishes in order, so run_started is still the run's first frame.
+      await Promise.all([
+        publishFrame(
+          bus,
+          frame('run_started', runId, {
+            session_id: session.sessionId,
+            project_id: body.project_id,
+            generation_mode: body.generation_mode,
+          }),
+          { msgId: msgIds.runStarted(runId) },
+        ),
+        publishEnvelope(
+          bus,
+          bus.names.runStart(runId),
+          RunStartEnvelope,
+          {
+            v: 1,
+            run_id: runId,
+            session_id: session.sessionId,
+            project_id: body.project_id,
+            user_id: user.id,
+            message_id: message.id,
+            message: body.message,
+            focus_file_id: body.focus_file_id ?? null,
+            attached_file_ids: body.attached_file_ids,
+            generation_mode: body.generation_mode,
+            ui_language: body.ui_language,
+            created_at: isoNow(),
+          },
+          { msgId: msgIds.runStart(runId) },
+        ),
+      ]);
       return { runId, sessionId: session.sessionId };
     } catch (error) {
       await undo(runId, session.sessionId, user.id, reserved, logger);
@@ -173,6 +185,16 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
  * Billing's refusal as the author sees it: 402 for an empty balance or a reached daily cap;
  * anything else billing answered (it failed, or could not read the request) is its outage.
  */
+type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+/** A promise that never rejects, so it can be awaited later without an unhandled rejection meanwhile. */
+function settle<T>(promise: Promise<T>): Promise<Settled<T>> {
+  return promise.then(
+    (value) => ({ ok: true, value }),
+    (error: unknown) => ({ ok: false, error }),
+  );
+}
+
 function reservationRefusal(code: ErrorCode): ErrorCode {
   return code === 'quota_exhausted' || code === 'cost_cap_reached' ? code : 'service_unavailable';
 }

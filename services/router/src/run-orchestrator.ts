@@ -54,9 +54,27 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
     delivery: DeliveryContext,
   ): Promise<Disposition> {
     const log = dependencies.logger.child({ run_id: start.run_id, session_id: start.session_id });
-    const run = await getRun(pool, start.run_id);
-    if (!run) return term('unknown run');
-    if (run.phase !== 'running') {
+    // The stop watch and the step log are opened while the run row is read: all three are on
+    // the way to the first token.
+    const [runRead, stopRead, stepsRead] = await Promise.allSettled([
+      getRun(pool, start.run_id),
+      watchStop(bus, redis, keys, start.run_id),
+      openStepLog(bus, start.run_id, log),
+    ]);
+    const closeOpened = async () => {
+      if (stopRead.status === 'fulfilled') stopRead.value.close();
+      if (stepsRead.status === 'fulfilled') await stepsRead.value.close();
+    };
+    if (runRead.status === 'rejected' || stopRead.status === 'rejected' || stepsRead.status === 'rejected') {
+      await closeOpened();
+      throw [runRead, stopRead, stepsRead].find((read) => read.status === 'rejected')!.reason;
+    }
+    const run = runRead.value;
+    const stopWatch = stopRead.value;
+    const steps = stepsRead.value;
+    if (run?.phase !== 'running') {
+      await closeOpened();
+      if (!run) return term('unknown run');
       // Ended already; the router that ended it may have died before its last frame.
       await publishDone(bus, start.run_id);
       return ack;
@@ -69,8 +87,6 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
       void renewRunLeases(start).catch((error: unknown) => log.warn({ err: error }, 'lease renewal failed'));
     }, settings.heartbeatMs);
     const deadline = Date.parse(run.createdAt) + settings.wallClockMs;
-    const stopWatch = await watchStop(bus, redis, keys, start.run_id);
-    const steps = await openStepLog(bus, start.run_id, log);
     let plan: WorkflowPlan | undefined;
     const finish = async (outcome: FinishOutcome) => {
       const closing = await dependencies.workflow.beforeFinish(start, plan, steps.state, outcome, log);
@@ -157,34 +173,37 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
       return { terminal: 'error', code: 'context_unavailable' };
     }
     if (!compiled.ok) return { terminal: 'error', code: compiled.code };
-    // Dispatched is recorded first: a takeover that sees it waits for the result instead of
-    // dispatching again (the task's msg id would drop a second copy anyway).
-    await publishEnvelope(
-      bus,
-      bus.names.steps(start.run_id),
-      StepRecordEnvelope,
-      { v: 1, kind: 'dispatched', run_id: start.run_id, step, role },
-      { msgId: msgIds.dispatched(start.run_id, step) },
-    );
-    await publishEnvelope(
-      bus,
-      bus.names.task(role, start.run_id),
-      TaskEnvelope,
-      {
-        v: 1,
-        run_id: start.run_id,
-        session_id: start.session_id,
-        project_id: start.project_id,
-        user_id: start.user_id,
-        step,
-        role,
-        epoch,
-        generation_mode: start.generation_mode,
-        messages: compiled.messages,
-        ...extras,
-      },
-      { msgId: msgIds.task(start.run_id, step) },
-    );
+    // Dispatched goes out first on the same connection, so the server stores it before the task:
+    // a takeover that sees it waits for the result instead of dispatching again (and the task's
+    // msg id would drop a second copy anyway). Both are awaited together, one round trip.
+    await Promise.all([
+      publishEnvelope(
+        bus,
+        bus.names.steps(start.run_id),
+        StepRecordEnvelope,
+        { v: 1, kind: 'dispatched', run_id: start.run_id, step, role },
+        { msgId: msgIds.dispatched(start.run_id, step) },
+      ),
+      publishEnvelope(
+        bus,
+        bus.names.task(role, start.run_id),
+        TaskEnvelope,
+        {
+          v: 1,
+          run_id: start.run_id,
+          session_id: start.session_id,
+          project_id: start.project_id,
+          user_id: start.user_id,
+          step,
+          role,
+          epoch,
+          generation_mode: start.generation_mode,
+          messages: compiled.messages,
+          ...extras,
+        },
+        { msgId: msgIds.task(start.run_id, step) },
+      ),
+    ]);
     return undefined;
   }
 }

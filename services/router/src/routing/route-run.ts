@@ -42,14 +42,20 @@ export async function routeRun(
   signal?: AbortSignal,
 ): Promise<RoutingRecord> {
   const { pool } = dependencies;
-  const stored = readRoutingRecord(await getMessageRouting(pool, start.message_id));
+  // Read together: they are on the way to the first token, and a takeover needs only the first.
+  const [storedRouting, history, session, answeredBefore] = await Promise.all([
+    getMessageRouting(pool, start.message_id),
+    listMessages(pool, start.session_id, { limit: 200 }),
+    getSession(pool, start.session_id),
+    projectHasAssistantReply(pool, start.project_id),
+  ]);
+  const stored = readRoutingRecord(storedRouting);
   if (stored) {
     await publishRouting(dependencies.bus, start.run_id, stored);
     return stored;
   }
   // A run stopped before it was routed is not routed at all: no model call, nothing stored.
   if (signal?.aborted) return unrouted();
-  const history = await listMessages(pool, start.session_id, { limit: 200 });
   const current = history.findIndex((message) => message.id === start.message_id);
   const prior =
     current === -1 ? history.filter((message) => message.runId !== start.run_id) : history.slice(0, current);
@@ -58,9 +64,8 @@ export async function routeRun(
     .filter((message) => message.role === 'user')
     .map((message) => readRoutingRecord(message.routing))
     .findLast((record) => record !== undefined);
-  const session = await getSession(pool, start.session_id);
   const clarificationPending = session?.clarificationPending === true;
-  const firstMessage = !(await projectHasAssistantReply(pool, start.project_id));
+  const firstMessage = !answeredBefore;
   // Quality mode forces model routing (seed 000 step 3); fast follows AGENT_ROUTER_STRATEGY.
   const strategy = start.generation_mode === 'quality' ? 'llm' : dependencies.strategy;
 
@@ -92,7 +97,6 @@ export async function routeRun(
     clarifyFirst: chosen.clarifyFirst,
     quality: start.generation_mode === 'quality',
   });
-  await mergeMessageRouting(pool, start.message_id, record);
   if (clarificationPending) {
     // The author answered: the waiting run is over and the pending flag is consumed (typed state,
     // never guessed from punctuation).
@@ -103,7 +107,12 @@ export async function routeRun(
     { routing: { agent: record.current_agent, plan: record.workflow_agents, source: record.source } },
     'run routed',
   );
-  await publishRouting(dependencies.bus, start.run_id, record);
+  // Stored and announced together; a takeover reuses the stored record and its frame's msg id
+  // drops a repeat.
+  await Promise.all([
+    mergeMessageRouting(pool, start.message_id, record),
+    publishRouting(dependencies.bus, start.run_id, record),
+  ]);
   return record;
 }
 

@@ -1,0 +1,124 @@
+/**
+ * Where figure 2's time goes: sequential runs with tracing on, each run's trace laid out from the
+ * gateway receiving `POST /agent/stream` to the writer's model request. Prints, per span (the
+ * k-th span of that name in its trace), the median start offset and duration over the runs, so a
+ * change to the launch path shows up as a moved row. Tracing costs a little itself: the totals
+ * here run slightly above figure 2's.
+ *
+ *   node test/load/launch-path.ts [--runs 15] [--env KEY=VALUE ...]
+ */
+import { parseArgs } from 'node:util';
+import type { ReceivedSpan } from '../support/otlp-receiver.ts';
+import { startOtlpReceiver } from '../support/otlp-receiver.ts';
+import { envFromPairs, startBenchStack } from './support/bench-stack.ts';
+import { matchDelays, plainReply, streamRun, writerRequest } from './support/runs.ts';
+import { distribution, rounded, table } from './support/stats.ts';
+
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '15' },
+    env: { type: 'string', multiple: true, default: [] },
+  },
+});
+const runs = Number(values.runs);
+const TTFT_MS = 100;
+
+const receiver = await startOtlpReceiver();
+const bench = await startBenchStack({
+  env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, ...envFromPairs(values.env) },
+});
+const layouts: Array<Map<string, { offset: number; duration: number }>> = [];
+const toModel: number[] = [];
+try {
+  const reply = { text: plainReply(5), tokens_per_second: 100, ttft_ms: TTFT_MS };
+  await bench.fake.addScript({
+    match: { role: 'writer' },
+    responses: Array.from({ length: runs + 3 }, () => reply),
+  });
+  for (let index = 0; index < runs + 3; index++) {
+    receiver.clear();
+    const trace = await streamRun(bench.gateway, bench.author(index), `launch path ${index}`);
+    if (trace.failure) throw new Error(`run failed: ${trace.failure}`);
+    // The first runs warm JIT and pools: a busy service has paid those already.
+    if (index < 3) continue;
+    const delays = matchDelays(trace, await writerRequest(bench, trace.runId));
+    if (delays) toModel.push(delays.toModel);
+    const spans = await receiver.waitFor((all) => {
+      const model = all.find((span) => isModelCall(span) && span.startMs > trace.postedAt);
+      return all.some((span) => isRequest(span) && span.traceId === model?.traceId);
+    }, 10_000);
+    layouts.push(layout(spans));
+  }
+} finally {
+  await bench.stop();
+  await receiver.close();
+}
+
+function isRequest(span: ReceivedSpan): boolean {
+  return span.serviceName === 'gateway' && span.kind === 'server';
+}
+
+function isModelCall(span: ReceivedSpan): boolean {
+  return span.serviceName === 'writer' && span.kind === 'client' && /POST/.test(span.name);
+}
+
+/** Each span's offset from the gateway's request span, up to the model call. */
+function layout(spans: ReceivedSpan[]): Map<string, { offset: number; duration: number }> {
+  // The newest model call: the previous run's last spans may still arrive after clear().
+  const model = spans.filter(isModelCall).sort((a, b) => b.startMs - a.startMs)[0];
+  const root = spans.find((span) => isRequest(span) && span.traceId === model?.traceId);
+  const rows = new Map<string, { offset: number; duration: number }>();
+  if (!root || !model) return rows;
+  const seen = new Map<string, number>();
+  for (const span of [...spans].sort((a, b) => a.startMs - b.startMs)) {
+    if (span.traceId !== root.traceId || span.startMs > model.startMs) continue;
+    const name = `${span.serviceName} ${span.name}`;
+    const occurrence = (seen.get(name) ?? 0) + 1;
+    seen.set(name, occurrence);
+    rows.set(occurrence > 1 ? `${name} #${occurrence}` : name, {
+      offset: span.startMs - root.startMs,
+      duration: span.endMs - span.startMs,
+    });
+  }
+  return rows;
+}
+
+const names = new Map<string, number>();
+for (const rows of layouts) {
+  for (const [name, row] of rows) names.set(name, Math.min(names.get(name) ?? Infinity, row.offset));
+}
+const summary = [...names.keys()]
+  .map((name) => {
+    const present = layouts.map((rows) => rows.get(name)).filter((row) => row !== undefined);
+    return {
+      span: name,
+      in_runs: present.length,
+      offset_p50: distribution(present.map((row) => row.offset)).p50,
+      duration_p50: distribution(present.map((row) => row.duration)).p50,
+    };
+  })
+  // Spans in most runs only: a stray housekeeping span would otherwise add noise rows.
+  .filter((row) => row.in_runs >= layouts.length / 2)
+  .sort((a, b) => a.offset_p50 - b.offset_p50);
+
+console.log(
+  `launch path: ${layouts.length} traced runs, POST → model request p50 ${rounded(distribution(toModel).p50)} ms`,
+);
+console.log(
+  table([
+    ['start ms', 'took ms', 'span'],
+    ...summary.map((row) => [row.offset_p50.toFixed(1), row.duration_p50.toFixed(1), row.span]),
+  ]),
+);
+console.log(
+  JSON.stringify({
+    bench: 'launch-path',
+    runs: layouts.length,
+    to_model_p50_ms: rounded(distribution(toModel).p50),
+    spans: summary.map((row) => ({
+      ...row,
+      offset_p50: rounded(row.offset_p50),
+      duration_p50: rounded(row.duration_p50),
+    })),
+  }),
+);
