@@ -7,10 +7,10 @@
  * the per-connection cost whether the stream started the run or resumed it. Reads VmRSS of the
  * gateway from /proc before and after. Prints a table and one JSON line.
  *
- *   node test/load/idle-sse.ts [--streams 5000] [--runs 10]
+ *   node test/load/idle-sse.ts [--streams 5000] [--runs 10] [--env KEY=VALUE ...]
  */
 import { parseArgs } from 'node:util';
-import { startBenchStack } from './support/bench-stack.ts';
+import { envFromPairs, startBenchStack } from './support/bench-stack.ts';
 import { inWaves } from './support/phases.ts';
 import { cpuMeter, loadAverage, rssKb } from './support/proc.ts';
 import { type RunTrace, streamRun } from './support/runs.ts';
@@ -22,6 +22,7 @@ const { values } = parseArgs({
     streams: { type: 'string', default: '5000' },
     runs: { type: 'string', default: '10' },
     'heartbeat-s': { type: 'string', default: '5' },
+    env: { type: 'string', multiple: true, default: [] },
   },
 });
 const streamCount = Number(values.streams);
@@ -33,6 +34,7 @@ const bench = await startBenchStack({
     AGENT_SSE_HEARTBEAT_INTERVAL_S: String(heartbeatS),
     // The idle runs wait for a first token far longer than a benchmark lasts.
     LLM_FIRST_TOKEN_TIMEOUT_S: '900',
+    ...envFromPairs(values.env),
   },
 });
 const abort = new AbortController();

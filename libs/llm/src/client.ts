@@ -66,16 +66,26 @@ async function* streamChat(
   const { provider, logger } = options;
   const model = request.model ?? modelFor(provider, request.role).model;
   const startedAt = performance.now();
-  const deadline = new AbortController();
+  // One plain controller for our deadlines and the caller's stop: the SDK and undici read
+  // `aborted` on every chunk, and a composite signal (AbortSignal.any) re-walks its sources each time.
+  const controller = new AbortController();
+  const signal = controller.signal;
+  let timedOut = false;
   let timer: NodeJS.Timeout | undefined;
   let armedFor = '';
   const arm = (ms: number, phase: string) => {
     clearTimeout(timer);
     armedFor = phase;
-    timer = setTimeout(() => deadline.abort(new Error(`model call ${phase} timeout`)), Math.max(0, ms));
+    timer = setTimeout(() => {
+      if (signal.aborted) return;
+      timedOut = true;
+      controller.abort(new Error(`model call ${phase} timeout`));
+    }, Math.max(0, ms));
   };
   arm(timeouts.connectMs, 'connect');
-  const signal = request.signal ? AbortSignal.any([request.signal, deadline.signal]) : deadline.signal;
+  const onCallerAbort = () => controller.abort(request.signal?.reason);
+  if (request.signal?.aborted) onCallerAbort();
+  else request.signal?.addEventListener('abort', onCallerAbort, { once: true });
   const assembler = new StreamAssembler();
   let streaming = false;
   const failure = (error: unknown): LlmCallError =>
@@ -83,7 +93,7 @@ async function* streamChat(
       provider: provider.name,
       outputStarted: assembler.outputStarted,
       streaming,
-      timedOut: deadline.signal.aborted,
+      timedOut,
       callerAborted: request.signal?.aborted === true,
       usage: failedAttemptUsage(assembler, request, model, streaming),
     });
@@ -165,6 +175,7 @@ async function* streamChat(
     throw callError;
   } finally {
     clearTimeout(timer);
+    request.signal?.removeEventListener('abort', onCallerAbort);
   }
 }
 

@@ -7,6 +7,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { createAuthenticator } from './auth.ts';
+import { createHeartbeats } from './heartbeats.ts';
 import { installErrorHandler } from './http-errors.ts';
 import { installRateLimit } from './rate-limit.ts';
 import { registerAgentRoutes } from './routes/agent.ts';
@@ -75,13 +76,15 @@ export async function buildGatewayApp(dependencies: GatewayDependencies): Promis
   const tokens = createTokenService(dependencies.settings.jwtSecret, dependencies.settings.jwtTtlSeconds);
   const authenticate = createAuthenticator(dependencies.pool, tokens);
   const watch = createRunWatch({ ...dependencies, logger: app.log, settings: dependencies.settings });
+  const heartbeats = createHeartbeats(dependencies.settings.heartbeatMs);
+  app.addHook('onClose', async () => heartbeats.close());
   await app.register(
     async (api) => {
       registerHealthRoutes(api, dependencies);
       registerTokenRoutes(api, dependencies.pool, tokens);
       await api.register(async (authenticated) => {
         authenticated.addHook('preHandler', authenticate);
-        registerAgentRoutes(authenticated, dependencies, watch);
+        registerAgentRoutes(authenticated, dependencies, watch, heartbeats);
         registerAgentControlRoutes(authenticated, dependencies);
         registerRunRoutes(authenticated, dependencies);
         registerBillingRoutes(authenticated, dependencies);

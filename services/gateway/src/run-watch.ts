@@ -25,20 +25,36 @@ export function createRunWatch(dependencies: RunWatchDependencies) {
   const refreshMs = Math.max(250, Math.floor(settings.disconnectGraceMs / 3));
   const ttlMs = Math.max(1000, settings.disconnectGraceMs);
 
+  // One refresher per run however many of its streams this replica holds: a run watched by
+  // thousands of tabs costs one key write per period, not one per stream.
+  const watched = new Map<string, { streams: number; timer: NodeJS.Timeout }>();
+
   return function attach(runId: string): { detach(clientLeft: boolean): void } {
     const key = keys.runWatchers(runId);
-    const touch = () =>
-      redis
-        .set(key, '1', 'PX', ttlMs)
-        .catch((error: unknown) => dependencies.logger.warn({ err: error }, 'watch refresh failed'));
-    void touch();
-    const timer = setInterval(touch, refreshMs);
-    timer.unref();
+    let entry = watched.get(runId);
+    if (!entry) {
+      const touch = () =>
+        redis
+          .set(key, '1', 'PX', ttlMs)
+          .catch((error: unknown) => dependencies.logger.warn({ err: error }, 'watch refresh failed'));
+      void touch();
+      const timer = setInterval(touch, refreshMs);
+      timer.unref();
+      entry = { streams: 0, timer };
+      watched.set(runId, entry);
+    }
+    entry.streams++;
+    const held = entry;
+    let detached = false;
     return {
       detach(clientLeft) {
-        clearInterval(timer);
+        if (detached) return;
+        detached = true;
+        if (--held.streams > 0) return;
+        clearInterval(held.timer);
+        watched.delete(runId);
         if (!clientLeft) return;
-        // Let the key lapse unless another stream refreshes it, then decide.
+        // Let the key lapse unless another replica's stream refreshes it, then decide.
         const check = setTimeout(() => void stopIfAbandoned(runId), ttlMs + refreshMs);
         check.unref();
       },

@@ -1,7 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import type { Bus } from '@quill/bus';
-import { encodeSseComment, SSE_HEADERS } from '@quill/contracts';
+import { SSE_HEADERS } from '@quill/contracts';
 import type { FastifyBaseLogger as Logger } from 'fastify';
+import type { Heartbeats } from './heartbeats.ts';
 import { endRunIfUnfinished } from './run-fallback.ts';
 import { runFeedsFor } from './run-feed.ts';
 import type { RunWatch } from './run-watch.ts';
@@ -10,7 +11,7 @@ export interface RelayOptions {
   runId: string;
   /** Resume after this stream sequence (the client's Last-Event-ID); 0 = from the beginning. */
   afterSeq: number;
-  heartbeatMs: number;
+  heartbeats: Heartbeats;
   /** Extra response headers, e.g. the trace id an operator can look the run up by. */
   headers?: Record<string, string>;
   watch: RunWatch;
@@ -45,7 +46,7 @@ export async function relayRunEvents(
   response.writeHead(200, { ...SSE_HEADERS, ...options.headers });
   response.flushHeaders();
   const watch = options.watch(runId);
-  const heartbeat = setInterval(() => response.write(encodeSseComment('heartbeat')), options.heartbeatMs);
+  const stopHeartbeat = options.heartbeats.add(response);
   const fallback =
     options.fallbackAt === undefined
       ? undefined
@@ -75,7 +76,7 @@ export async function relayRunEvents(
       if (response.destroyed) break;
     }
   } finally {
-    clearInterval(heartbeat);
+    stopHeartbeat();
     clearTimeout(fallback);
     response.off('close', closeReader);
     watch.detach(!sawDone);

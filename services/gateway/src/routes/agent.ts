@@ -4,6 +4,7 @@ import { activeTraceId } from '@quill/telemetry';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayDependencies } from '../app.ts';
 import { requireUser } from '../auth.ts';
+import type { Heartbeats } from '../heartbeats.ts';
 import { parseInput } from '../http-errors.ts';
 import { modelRouteLimit } from '../rate-limit.ts';
 import { createRunLauncher } from '../run-launcher.ts';
@@ -14,9 +15,10 @@ export function registerAgentRoutes(
   app: FastifyInstance,
   dependencies: GatewayDependencies,
   watch: RunWatch,
+  heartbeats: Heartbeats,
 ): void {
   const launch = createRunLauncher(dependencies);
-  const { heartbeatMs, wallClockMs, fallbackGraceMs } = dependencies.settings;
+  const { wallClockMs, fallbackGraceMs } = dependencies.settings;
 
   app.post('/agent/stream', modelRouteLimit, async (request, reply) => {
     const user = requireUser(request);
@@ -30,7 +32,7 @@ export function registerAgentRoutes(
       {
         runId: run.runId,
         afterSeq: 0,
-        heartbeatMs,
+        heartbeats,
         headers: { ...traceHeaders(), 'x-quill-run-id': run.runId, 'x-quill-session-id': run.sessionId },
         watch,
         fallbackAt: Date.now() + wallClockMs + fallbackGraceMs,
@@ -54,7 +56,7 @@ export function registerAgentRoutes(
       {
         runId,
         afterSeq,
-        heartbeatMs,
+        heartbeats,
         headers: traceHeaders(),
         watch,
         ...(run.phase === 'running'

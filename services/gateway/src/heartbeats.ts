@@ -1,0 +1,40 @@
+import type { ServerResponse } from 'node:http';
+import { encodeSseComment } from '@quill/contracts';
+
+/** Each open stream beats in one slice of the interval, so beats are spread over it. */
+const SLICES = 10;
+
+export interface Heartbeats {
+  /** Starts beating on `response`; the returned function stops. */
+  add(response: ServerResponse): () => void;
+  close(): void;
+}
+
+/**
+ * One timer for the heartbeats of every open stream on this gateway. Thousands of idle streams
+ * would otherwise each hold an interval timer and a closure; and spreading them over slices keeps
+ * a gateway from writing to all of them in the same tick.
+ */
+export function createHeartbeats(intervalMs: number): Heartbeats {
+  const slices = Array.from({ length: SLICES }, () => new Set<ServerResponse>());
+  const beat = Buffer.from(encodeSseComment('heartbeat'));
+  let nextSlice = 0;
+  let tick = 0;
+  const timer = setInterval(
+    () => {
+      for (const response of slices[tick]!) if (!response.destroyed) response.write(beat);
+      tick = (tick + 1) % SLICES;
+    },
+    Math.max(1, Math.floor(intervalMs / SLICES)),
+  );
+  timer.unref();
+  return {
+    add(response) {
+      const slice = slices[nextSlice]!;
+      nextSlice = (nextSlice + 1) % SLICES;
+      slice.add(response);
+      return () => slice.delete(response);
+    },
+    close: () => clearInterval(timer),
+  };
+}
