@@ -15,6 +15,8 @@ import { rounded, table } from './support/stats.ts';
 const STANDARD: ReadonlyArray<{ name: string; args: string[] }> = [
   { name: 'jetstream-publish', args: ['--messages', '20000'] },
   { name: 'relay-overhead', args: ['--levels', '1,50,100,200', '--tokens', '200'] },
+  // Where figure 2's milliseconds go, span by span (tracing on).
+  { name: 'launch-path', args: ['--runs', '20'] },
   { name: 'coalescing', args: ['--rates', '20,33,50,100', '--seconds', '4'] },
   { name: 'capacity', args: ['--levels', '100,200,300,400,500,600'] },
   { name: 'writer-scaling', args: ['--window-s', '15'] },
@@ -58,6 +60,7 @@ interface Results {
   };
   'jetstream-publish'?: { modes: Array<{ mode: string; per_second: number; nats_cpu_ms_per_1k: number }> };
   capacity?: { capacity: number; stopped_by: string };
+  'launch-path'?: { to_model_p50_ms: number };
   'writer-scaling'?: {
     speedup_1_to_max: number;
     configurations: Array<{ writers: number; runs_per_minute: number }>;
@@ -130,7 +133,7 @@ const figures = [
   {
     figure: `2 TTFT overhead p50, ${ttft?.runs ?? '-'} sequential runs (ms)`,
     value: fmt(ttft?.p50),
-    baseline: `direct ${fmt(level(1)?.ttft_overhead_ms?.direct_p50)}; to model ${fmt(ttft?.to_model_p50)} + first frame ${fmt(ttft?.first_token_relay_p50)}; p95 ${fmt(ttft?.p95)}`,
+    baseline: `direct ${fmt(level(1)?.ttft_overhead_ms?.direct_p50)}; to model ${fmt(ttft?.to_model_p50)} + first frame ${fmt(ttft?.first_token_relay_p50)}; p95 ${fmt(ttft?.p95)}; traced to model ${fmt(read['launch-path']?.to_model_p50_ms)} (launch-path)`,
     target: '≤ 10',
     met: ttft ? ttft.p50 <= 10 : undefined,
   },

@@ -1,3 +1,6 @@
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { busNames } from '@quill/contracts';
 import { seedDemo } from '@quill/db';
 import { createTestDatabase } from '@quill/db/testing';
 import { type FakeLlm, startFakeLlm } from '@quill/fake-llm';
@@ -122,6 +125,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       await stopAll(services);
       await fakeLlm.close();
       await database.drop();
+      await deleteStreams(namespace);
     },
   };
 }
@@ -140,6 +144,21 @@ function remoteOnly(process: FakeLlmProcess): FakeLlm {
     requests: remote,
     clearRequests: remote,
   };
+}
+
+/**
+ * The stack's streams go with it: left behind, every test file and benchmark would grow the
+ * shared nats-server (hundreds of streams, hundreds of MB) and slow every later one.
+ */
+async function deleteStreams(namespace: string): Promise<void> {
+  const connection = await connect({ servers: testUrls.nats, name: 'stack-cleanup' });
+  try {
+    const jsm = await jetstreamManager(connection);
+    const { runs, tasks, events } = busNames(namespace).streams;
+    for (const name of [runs, tasks, events]) await jsm.streams.delete(name).catch(() => undefined);
+  } finally {
+    await connection.close();
+  }
 }
 
 function stopAll(services: ServiceProcess[]): Promise<void> {

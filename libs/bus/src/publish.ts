@@ -1,6 +1,7 @@
 import type { PubAck } from '@nats-io/jetstream';
 import type { MsgHdrs } from '@nats-io/transport-node';
 import type { z } from 'zod';
+import { type AckedPublisher, createAckedPublisher } from './acked-publisher.ts';
 import { encodeJson } from './codec.ts';
 import type { Bus } from './connection.ts';
 import { SpanKind, tracedHeaders, withSpan } from './tracing.ts';
@@ -35,7 +36,9 @@ export async function publishEnvelope<S extends z.ZodType>(
   if (options.quiet) {
     // The caller's trace context is read now: the deferred send runs in another one.
     const headers = tracedHeaders();
-    return inNextBatch(bus, () => send(headers));
+    if (options.msgId) headers.set(MSG_ID_HEADER, options.msgId);
+    const publisher = ackedPublisherFor(bus);
+    return inNextBatch(bus, () => publisher.publish(subject, data, headers));
   }
   return withSpan(
     `publish ${subjectFamily(subject)}`,
@@ -45,6 +48,20 @@ export async function publishEnvelope<S extends z.ZodType>(
     },
     () => send(tracedHeaders()),
   );
+}
+
+const MSG_ID_HEADER = 'Nats-Msg-Id';
+/** How long a quiet publish waits for its ack; the JetStream client's default. */
+const QUIET_ACK_TIMEOUT_MS = 5000;
+const publishers = new WeakMap<Bus, AckedPublisher>();
+
+function ackedPublisherFor(bus: Bus): AckedPublisher {
+  let publisher = publishers.get(bus);
+  if (!publisher) {
+    publisher = createAckedPublisher(bus.connection, { timeoutMs: QUIET_ACK_TIMEOUT_MS });
+    publishers.set(bus, publisher);
+  }
+  return publisher;
 }
 
 interface PublishBatches {

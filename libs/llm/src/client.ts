@@ -76,11 +76,14 @@ async function* streamChat(
   const arm = (ms: number, phase: string) => {
     clearTimeout(timer);
     armedFor = phase;
-    timer = setTimeout(() => {
-      if (signal.aborted) return;
-      timedOut = true;
-      controller.abort(new Error(`model call ${phase} timeout`));
-    }, Math.max(0, ms));
+    timer = setTimeout(
+      () => {
+        if (signal.aborted) return;
+        timedOut = true;
+        controller.abort(new Error(`model call ${phase} timeout`));
+      },
+      Math.max(0, ms),
+    );
   };
   arm(timeouts.connectMs, 'connect');
   const onCallerAbort = () => controller.abort(request.signal?.reason);

@@ -16,40 +16,42 @@ export async function reserveCredit(
   pool: Pool,
   input: { runId: string; userId: string; defaultCredits: number },
 ): Promise<ReserveResult> {
-  return withTransaction(pool, async (client) => {
-    await client.query(
-      'INSERT INTO quota_accounts (user_id, credits) VALUES ($1, $2) ON CONFLICT (user_id) DO NOTHING',
-      [input.userId, input.defaultCredits],
-    );
-    // One read for both questions: was this run reserved already (a retry), and is there a cap.
-    const account = await client.query<{ daily_token_cap: number | null; reserved_credits: number | null }>(
-      `SELECT q.daily_token_cap,
-         (SELECT q.credits FROM billing_ledger l WHERE l.run_id = $1 AND l.kind = 'reserve') AS reserved_credits
-       FROM quota_accounts q WHERE q.user_id = $2`,
-      [input.runId, input.userId],
-    );
-    const reservedCredits = account.rows[0]?.reserved_credits;
-    if (reservedCredits !== null && reservedCredits !== undefined)
-      return { ok: true, creditsLeft: reservedCredits };
-    const cap = account.rows[0]?.daily_token_cap;
-    if (cap !== null && cap !== undefined && (await tokensUsedToday(client, input.userId)) >= cap) {
-      return { ok: false, code: 'cost_cap_reached' };
-    }
-    // Debit and ledger row in one statement: the row is written only when the debit matched.
-    const updated = await client.query<{ credits: number }>(
-      `WITH debited AS (
-         UPDATE quota_accounts SET credits = credits - 1, updated_at = now()
-         WHERE user_id = $2 AND credits > 0 RETURNING credits
-       ), logged AS (
-         INSERT INTO billing_ledger (run_id, user_id, kind, credits_delta, reason)
-         SELECT $1, $2, 'reserve', -1, 'run' FROM debited
-       )
-       SELECT credits FROM debited`,
-      [input.runId, input.userId],
-    );
-    if (!updated.rows[0]) return { ok: false, code: 'quota_exhausted' };
-    return { ok: true, creditsLeft: updated.rows[0].credits };
-  });
+  // Two statements and no explicit transaction: this is on the way to every run's first token.
+  // The debit and its ledger row are one statement; a concurrent second reserve of the same run
+  // fails on the ledger's unique (run_id, kind) and takes its debit back with it.
+  const account = await pool.query<{ daily_token_cap: number | null; reserved_credits: number | null }>(
+    `WITH created AS (
+       INSERT INTO quota_accounts (user_id, credits) VALUES ($2, $3)
+       ON CONFLICT (user_id) DO NOTHING RETURNING daily_token_cap
+     )
+     SELECT
+       COALESCE((SELECT daily_token_cap FROM created),
+                (SELECT daily_token_cap FROM quota_accounts WHERE user_id = $2)) AS daily_token_cap,
+       (SELECT q.credits FROM billing_ledger l JOIN quota_accounts q ON q.user_id = l.user_id
+        WHERE l.run_id = $1 AND l.kind = 'reserve') AS reserved_credits`,
+    [input.runId, input.userId, input.defaultCredits],
+  );
+  // A retried reserve for a run that has one already: the same answer, nothing deducted again.
+  const reservedCredits = account.rows[0]?.reserved_credits;
+  if (reservedCredits !== null && reservedCredits !== undefined)
+    return { ok: true, creditsLeft: reservedCredits };
+  const cap = account.rows[0]?.daily_token_cap;
+  if (cap !== null && cap !== undefined && (await tokensUsedToday(pool, input.userId)) >= cap) {
+    return { ok: false, code: 'cost_cap_reached' };
+  }
+  const updated = await pool.query<{ credits: number }>(
+    `WITH debited AS (
+       UPDATE quota_accounts SET credits = credits - 1, updated_at = now()
+       WHERE user_id = $2 AND credits > 0 RETURNING credits
+     ), logged AS (
+       INSERT INTO billing_ledger (run_id, user_id, kind, credits_delta, reason)
+       SELECT $1, $2, 'reserve', -1, 'run' FROM debited
+     )
+     SELECT credits FROM debited`,
+    [input.runId, input.userId],
+  );
+  if (!updated.rows[0]) return { ok: false, code: 'quota_exhausted' };
+  return { ok: true, creditsLeft: updated.rows[0].credits };
 }
 
 export interface Settlement {

@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createChunkWriter, preciseNow } from './chunk-writer.ts';
 import type { CompletionPlan } from './completion-plan.ts';
+import { waitUntil } from './pacer.ts';
 
 export interface StreamSettings {
   completionId: string;
@@ -15,6 +16,9 @@ export interface StreamSettings {
 }
 
 type Delta = Record<string, unknown>;
+
+/** Gaps up to this use the shared pacer; longer ones a timer of their own that an abort ends. */
+const SHARED_PACING_MAX_MS = 200;
 
 /** Streams a planned completion in the exact `chat.completion.chunk` SSE format of OpenAI. */
 export async function writeCompletionStream(
@@ -58,10 +62,13 @@ export async function writeCompletionStream(
   for (const [index, delta] of deltas.entries()) {
     if (interval > 0) {
       // Due times are absolute, so a late timer catches up instead of slowing the whole stream.
-      const wait = start + index * interval - performance.now();
+      const dueAt = start + index * interval;
+      const wait = dueAt - performance.now();
       if (wait >= 1) {
         await writer.flush();
-        await sleep(wait, undefined, { signal });
+        // Token gaps share one timer; a long gap (a slow scripted stream) still ends on abort.
+        if (wait <= SHARED_PACING_MAX_MS) await waitUntil(dueAt);
+        else await sleep(wait, undefined, { signal });
       }
     }
     await writer.push(line(delta, null));

@@ -1,0 +1,92 @@
+import { randomUUID } from 'node:crypto';
+import { EventEnvelope, frame } from '@quill/contracts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testUrls, uniqueName } from '../../../test/support/urls.ts';
+import { createAckedPublisher } from '../src/acked-publisher.ts';
+import {
+  type Bus,
+  connectBus,
+  countStored,
+  encodeJson,
+  ensureStreams,
+  PublishAckError,
+  publishEnvelope,
+  readStored,
+  tracedHeaders,
+} from '../src/index.ts';
+
+const settings = { eventsMaxAgeHours: 1, runAckWaitSeconds: 30, runMaxDeliver: 5, taskAckWaitSeconds: 30 };
+let bus: Bus;
+
+beforeAll(async () => {
+  bus = await connectBus({ url: testUrls.nats, namespace: uniqueName('ap'), name: 'test' });
+  await ensureStreams(bus, settings);
+});
+
+afterAll(async () => {
+  if (!bus) return;
+  const { runs, tasks, events } = bus.names.streams;
+  await Promise.allSettled([runs, tasks, events].map((name) => bus.jsm.streams.delete(name)));
+  await bus.close();
+});
+
+const envelope = (runId: string, content: string) =>
+  ({ v: 1, frame: frame('text', runId, { agent: 'writer', content }) }) as const;
+
+describe('quiet publishes (one ack inbox per connection)', () => {
+  it('stores every frame in order, acks each with its stream sequence, and drops a repeated msg id', async () => {
+    const runId = randomUUID();
+    const subject = bus.names.events(runId);
+    const acks = await Promise.all(
+      Array.from({ length: 300 }, (_, index) =>
+        publishEnvelope(bus, subject, EventEnvelope, envelope(runId, `${index},`), {
+          msgId: `${runId}:${index}`,
+          quiet: true,
+        }),
+      ),
+    );
+    expect(acks.every((ack) => ack.stream === bus.names.streams.events && !ack.duplicate)).toBe(true);
+    const sequences = acks.map((ack) => ack.seq);
+    expect(sequences).toEqual([...sequences].sort((a, b) => a - b));
+    expect(new Set(sequences).size).toBe(300);
+
+    const again = await publishEnvelope(bus, subject, EventEnvelope, envelope(runId, 'again'), {
+      msgId: `${runId}:7`,
+      quiet: true,
+    });
+    expect(again.duplicate).toBe(true);
+    expect(again.seq).toBe(acks[7]!.seq);
+
+    const stored = await readStored(bus, {
+      stream: bus.names.streams.events,
+      subject,
+      schema: EventEnvelope,
+    });
+    const text = stored.map((item) =>
+      item.envelope?.frame.type === 'text' ? item.envelope.frame.content : '',
+    );
+    expect(text.join('')).toBe(Array.from({ length: 300 }, (_, index) => `${index},`).join(''));
+  });
+
+  it('rejects with PublishAckError when no stream takes the subject, and stores nothing', async () => {
+    const subject = `${uniqueName('nostream')}.events`;
+    await expect(
+      publishEnvelope(bus, subject, EventEnvelope, envelope(randomUUID(), 'lost?'), { quiet: true }),
+    ).rejects.toBeInstanceOf(PublishAckError);
+  });
+
+  it('fails a publish whose ack never comes once the timeout passes', async () => {
+    // A subject someone answers with silence: a plain subscriber that never replies is not a
+    // stream, and the server does not send "no responders" when a subscriber exists.
+    const subject = `${uniqueName('silent')}.x`;
+    const silent = bus.connection.subscribe(subject, { callback: () => undefined });
+    await bus.connection.flush();
+    const publisher = createAckedPublisher(bus.connection, { timeoutMs: 200 });
+    const started = performance.now();
+    await expect(publisher.publish(subject, encodeJson({}), tracedHeaders())).rejects.toThrow(/timeout/);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(200);
+    expect(publisher.pending).toBe(0);
+    silent.unsubscribe();
+    expect(await countStored(bus, bus.names.streams.events, subject)).toBe(0);
+  });
+});
