@@ -1,8 +1,8 @@
 /**
  * What JetStream costs alone on this machine (issue 9): the floor under every streamed frame.
  * Publishes text-frame-sized envelopes (with a traceparent and a Nats-Msg-Id header, as the
- * writer does) to a file-backed limits stream like EVENTS: awaited one by one, pipelined, and as
- * plain core publishes; then reads them back with an ordered consumer as the gateway does.
+ * writer does) to a file-backed limits stream like EVENTS: awaited one by one, pipelined (through
+ * the JetStream client, and through Quill's one-ack-inbox publisher), and as plain core publishes; then reads them back with an ordered consumer as the gateway does.
  * Then live delivery to 300 runs at 20 frames/s each, read by one ordered consumer per run versus
  * one consumer on `run.*.events` (what the gateway's tap does). Reports messages/s and CPU per
  * 1,000 messages (client and nats-server), and how many runs at one frame per token and 20
@@ -13,6 +13,7 @@
 import { parseArgs } from 'node:util';
 import { DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import { connect, headers } from '@nats-io/transport-node';
+import { createAckedPublisher } from '@quill/bus';
 import { testUrls, uniqueName } from '../support/urls.ts';
 import { cpuMeter, findPid, loadAverage } from './support/proc.ts';
 import { distribution, rounded, table } from './support/stats.ts';
@@ -96,6 +97,21 @@ try {
     const inFlight = new Set<Promise<unknown>>();
     for (let index = 0; index < total; index++) {
       const sent = js.publish(subject, payload, publishOptions());
+      inFlight.add(sent);
+      void sent.finally(() => inFlight.delete(sent));
+      if (inFlight.size >= window) await Promise.race(inFlight);
+    }
+    await Promise.all(inFlight);
+    return undefined;
+  });
+  // Quill's quiet path (libs/bus acked-publisher.ts): the same acks, one inbox for all of them.
+  const acked = createAckedPublisher(nats, { timeoutMs: 5000 });
+  await measure(`publish, ${window} in flight, one ack inbox (Quill)`, total, async () => {
+    const inFlight = new Set<Promise<unknown>>();
+    for (let index = 0; index < total; index++) {
+      const options = publishOptions();
+      options.headers.set('Nats-Msg-Id', options.msgID);
+      const sent = acked.publish(subject, payload, options.headers);
       inFlight.add(sent);
       void sent.finally(() => inFlight.delete(sent));
       if (inFlight.size >= window) await Promise.race(inFlight);

@@ -1,4 +1,4 @@
-export { PublishAckError } from './acked-publisher.ts';
+export { type AckedPublisher, createAckedPublisher, PublishAckError } from './acked-publisher.ts';
 export { decodeEnvelope, encodeJson, InvalidEnvelopeError, runIdFromSubject } from './codec.ts';
 export { type Bus, type BusOptions, connectBus } from './connection.ts';
 export {

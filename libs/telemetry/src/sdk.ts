@@ -9,6 +9,7 @@ import {
 } from '@opentelemetry/resources';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import {
+  AlwaysOffSampler,
   BatchSpanProcessor,
   NoopSpanProcessor,
   ParentBasedSampler,
@@ -63,7 +64,12 @@ export function startTelemetry(options: TelemetryOptions): TelemetryHandle {
     textMapPropagator: new CompositePropagator({
       propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()],
     }),
-    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(options.samplerRatio ?? 1) }),
+    // Nothing is exported without an exporter, so nothing is recorded either: spans that no one
+    // will see cost every query and publish their attributes. Trace ids are still made and
+    // propagated (non-recording spans carry them), so logs still join across services.
+    sampler: exporter
+      ? new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(options.samplerRatio ?? 1) })
+      : new AlwaysOffSampler(),
     spanProcessors: [spanProcessor],
     // Traces only: empty lists stop the SDK from building OTLP log and metric exporters from env.
     metricReaders: [],
