@@ -1,29 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { type Bus, connectBus, countStored, ensureStreams, readStored } from '@quill/bus';
+import { type Bus, countStored, readStored } from '@quill/bus';
 import { busNames, EventEnvelope, frame, type SseFrame } from '@quill/contracts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { testUrls, uniqueName } from '../../../test/support/urls.ts';
+import { closeTestBus, openTestBus } from '../../../test/support/test-bus.ts';
+import { uniqueName } from '../../../test/support/urls.ts';
 import { createStepEmitter } from '../src/index.ts';
 
 const settings = { flushMs: 40, flushBytes: 512 };
 let bus: Bus;
 
 beforeAll(async () => {
-  bus = await connectBus({ url: testUrls.nats, namespace: uniqueName('fe'), name: 'test' });
-  await ensureStreams(bus, {
-    eventsMaxAgeHours: 1,
-    runAckWaitSeconds: 30,
-    runMaxDeliver: 5,
-    taskAckWaitSeconds: 30,
-  });
+  bus = await openTestBus('fe', 'test');
 });
 
-afterAll(async () => {
-  if (!bus) return;
-  const { runs, tasks, events } = bus.names.streams;
-  await Promise.allSettled([runs, tasks, events].map((name) => bus.jsm.streams.delete(name)));
-  await bus.close();
-});
+afterAll(() => closeTestBus(bus));
 
 async function storedFrames(runId: string): Promise<SseFrame[]> {
   const items = await readStored(bus, {

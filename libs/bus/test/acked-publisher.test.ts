@@ -1,34 +1,26 @@
 import { randomUUID } from 'node:crypto';
 import { EventEnvelope, frame } from '@quill/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testUrls, uniqueName } from '../../../test/support/urls.ts';
+import { closeTestBus, openTestBus } from '../../../test/support/test-bus.ts';
+import { uniqueName } from '../../../test/support/urls.ts';
 import { createAckedPublisher } from '../src/acked-publisher.ts';
 import {
   type Bus,
-  connectBus,
   countStored,
   encodeJson,
-  ensureStreams,
   PublishAckError,
   publishEnvelope,
   readStored,
   tracedHeaders,
 } from '../src/index.ts';
 
-const settings = { eventsMaxAgeHours: 1, runAckWaitSeconds: 30, runMaxDeliver: 5, taskAckWaitSeconds: 30 };
 let bus: Bus;
 
 beforeAll(async () => {
-  bus = await connectBus({ url: testUrls.nats, namespace: uniqueName('ap'), name: 'test' });
-  await ensureStreams(bus, settings);
+  bus = await openTestBus('ap', 'test');
 });
 
-afterAll(async () => {
-  if (!bus) return;
-  const { runs, tasks, events } = bus.names.streams;
-  await Promise.allSettled([runs, tasks, events].map((name) => bus.jsm.streams.delete(name)));
-  await bus.close();
-});
+afterAll(() => closeTestBus(bus));
 
 const envelope = (runId: string, content: string) =>
   ({ v: 1, frame: frame('text', runId, { agent: 'writer', content }) }) as const;

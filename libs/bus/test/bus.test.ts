@@ -10,12 +10,12 @@ import {
 } from '@quill/contracts';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { testUrls, uniqueName } from '../../../test/support/urls.ts';
+import { closeTestBus, openTestBus, TEST_STREAM_SETTINGS } from '../../../test/support/test-bus.ts';
+import { uniqueName } from '../../../test/support/urls.ts';
 import {
   ack,
   type Bus,
   BusRequestError,
-  connectBus,
   consumeDurable,
   countStored,
   ensureRoleConsumer,
@@ -31,22 +31,16 @@ import {
 } from '../src/index.ts';
 
 const logger = pino({ level: 'silent' });
-const settings = { eventsMaxAgeHours: 1, runAckWaitSeconds: 30, runMaxDeliver: 5, taskAckWaitSeconds: 30 };
+const settings = TEST_STREAM_SETTINGS;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let bus: Bus;
 
 beforeAll(async () => {
-  bus = await connectBus({ url: testUrls.nats, namespace: uniqueName('b'), name: 'test' });
-  await ensureStreams(bus, settings);
+  bus = await openTestBus('b', 'test');
 });
 
-afterAll(async () => {
-  if (!bus) return;
-  const { runs, tasks, events } = bus.names.streams;
-  await Promise.allSettled([runs, tasks, events].map((name) => bus.jsm.streams.delete(name)));
-  await bus.close();
-});
+afterAll(() => closeTestBus(bus));
 
 const textFrame = (runId: string, content: string): SseFrame =>
   frame('text', runId, { agent: 'writer', content });

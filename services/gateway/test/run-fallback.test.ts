@@ -1,29 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { type Bus, connectBus, ensureStreams, publishFrame, readStored } from '@quill/bus';
+import { type Bus, publishFrame, readStored } from '@quill/bus';
 import { EventEnvelope, frame, isTerminalFrame } from '@quill/contracts';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testUrls, uniqueName } from '../../../test/support/urls.ts';
+import { closeTestBus, openTestBus } from '../../../test/support/test-bus.ts';
 import { endRunIfUnfinished } from '../src/run-fallback.ts';
 
 let bus: Bus;
 const logger = pino({ level: 'silent' });
 
 beforeAll(async () => {
-  bus = await connectBus({ url: testUrls.nats, namespace: uniqueName('fb'), name: 'fallback-test' });
-  await ensureStreams(bus, {
-    eventsMaxAgeHours: 1,
-    runAckWaitSeconds: 30,
-    runMaxDeliver: 3,
-    taskAckWaitSeconds: 30,
-  });
+  bus = await openTestBus('fb', 'fallback-test', { runMaxDeliver: 3 });
 });
 
-afterAll(async () => {
-  for (const stream of Object.values(bus.names.streams))
-    await bus.jsm.streams.delete(stream).catch(() => undefined);
-  await bus.close();
-});
+afterAll(() => closeTestBus(bus));
 
 const framesOf = async (runId: string) =>
   (

@@ -1,27 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { type Bus, connectBus, ensureStreams, publishFrame } from '@quill/bus';
+import { type Bus, publishFrame } from '@quill/bus';
 import { frame } from '@quill/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testUrls, uniqueName } from '../../../test/support/urls.ts';
+import { closeTestBus, openTestBus } from '../../../test/support/test-bus.ts';
 import { createRunFeeds, type FeedSubscription } from '../src/run-feed.ts';
 
 let bus: Bus;
 
 beforeAll(async () => {
-  bus = await connectBus({ url: testUrls.nats, namespace: uniqueName('f'), name: 'run-feed-test' });
-  await ensureStreams(bus, {
-    eventsMaxAgeHours: 1,
-    runAckWaitSeconds: 30,
-    runMaxDeliver: 5,
-    taskAckWaitSeconds: 30,
-  });
+  bus = await openTestBus('f', 'run-feed-test');
 });
 
-afterAll(async () => {
-  if (!bus) return;
-  await bus.jsm.streams.delete(bus.names.streams.events).catch(() => undefined);
-  await bus.close();
-});
+afterAll(() => closeTestBus(bus));
 
 async function publishTexts(runId: string, contents: string[]): Promise<number[]> {
   const seqs: number[] = [];

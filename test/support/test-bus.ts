@@ -1,0 +1,28 @@
+import { type Bus, connectBus, ensureStreams, type StreamSettings } from '@quill/bus';
+import { testUrls, uniqueName } from './urls.ts';
+
+export const TEST_STREAM_SETTINGS: StreamSettings = {
+  eventsMaxAgeHours: 1,
+  runAckWaitSeconds: 30,
+  runMaxDeliver: 5,
+  taskAckWaitSeconds: 30,
+};
+
+/** A bus on a namespace of its own with Quill's streams made: one test file's isolation. */
+export async function openTestBus(
+  prefix: string,
+  name: string,
+  settings: Partial<StreamSettings> = {},
+): Promise<Bus> {
+  const bus = await connectBus({ url: testUrls.nats, namespace: uniqueName(prefix), name });
+  await ensureStreams(bus, { ...TEST_STREAM_SETTINGS, ...settings });
+  return bus;
+}
+
+/** Deletes the namespace's streams (left behind they slow the shared nats-server), then closes. */
+export async function closeTestBus(bus: Bus | undefined): Promise<void> {
+  if (!bus) return;
+  const { runs, tasks, events } = bus.names.streams;
+  await Promise.allSettled([runs, tasks, events].map((stream) => bus.jsm.streams.delete(stream)));
+  await bus.close();
+}
