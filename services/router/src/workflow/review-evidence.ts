@@ -52,16 +52,21 @@ function parseChineseNumber(text: string): number | undefined {
   let total = 0;
   let digit: number | undefined;
   let lastUnit = 1;
+  let zeroSinceUnit = false;
   for (const char of text) {
-    if (char in DIGITS) digit = DIGITS[char];
-    else if (char in UNITS) {
+    if (char in DIGITS) {
+      digit = DIGITS[char];
+      if (digit === 0) zeroSinceUnit = true;
+    } else if (char in UNITS) {
       lastUnit = UNITS[char]!;
       total += (digit ?? 1) * lastUnit;
       digit = undefined;
+      zeroSinceUnit = false;
     } else return undefined;
   }
-  // 三千五 = 3500: a trailing digit after a unit is one unit lower.
-  if (digit !== undefined) total += lastUnit > 1 ? digit * (lastUnit / 10) : digit;
+  // 三千五 = 3500: a trailing digit right after a unit is one unit lower; after 零 it is itself
+  // (一千零五 = 1005).
+  if (digit !== undefined) total += lastUnit > 1 && !zeroSinceUnit ? digit * (lastUnit / 10) : digit;
   return total;
 }
 
