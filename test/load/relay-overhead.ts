@@ -52,12 +52,6 @@ const bench = await startBenchStack({ env: extraEnv });
 const figures: Array<Record<string, unknown>> = [];
 let ttftFigure: Record<string, unknown> = {};
 try {
-  // Short replies for the TTFT phase come first in the fake's queue (3 warm-up runs included).
-  const short = { text: plainReply(5), tokens_per_second: 100, ttft_ms: ttftMs };
-  await bench.fake.addScript({
-    match: { role: 'writer' },
-    responses: Array.from({ length: ttftRuns + 3 }, () => short),
-  });
   const reply = { text: plainReply(tokens), tokens_per_second: tokensPerSecond, ttft_ms: ttftMs };
   const totalRuns = levels.reduce((total, level) => total + runsAt(level), 0) + 10;
   await bench.fake.addScript({
@@ -67,6 +61,13 @@ try {
   await bench.fake.addScript({
     match: { role: 'bench_direct' },
     responses: Array.from({ length: totalRuns }, () => ({ text: reply.text })),
+  });
+  // Short replies for the warm-up and the TTFT phase: added last, so the fake (newest script
+  // first) serves them before the long ones.
+  const short = { text: plainReply(5), tokens_per_second: 100, ttft_ms: ttftMs };
+  await bench.fake.addScript({
+    match: { role: 'writer' },
+    responses: Array.from({ length: ttftRuns + 3 }, () => short),
   });
   // Warm-up: first-call costs (JIT, connection pools) are not what a busy service pays.
   await quillPhase(bench, { runs: 3, concurrency: 1, spreadMs: 0 });

@@ -25,6 +25,8 @@ export const ConfigSchema = z.object({
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
   DATABASE_URL: z.string().default('postgres://postgres@127.0.0.1:5432/quill'),
   DATABASE_POOL_MAX: int(10, 1),
+  // Kept open while idle (capped at the max): the launch path does not reconnect after a pause.
+  DATABASE_POOL_MIN: int(4),
   QUILL_BUS_NAMESPACE: z
     .string()
     .regex(/^[a-z0-9_]{0,32}$/)

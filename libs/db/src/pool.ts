@@ -5,6 +5,12 @@ export type Queryable = pg.Pool | pg.PoolClient;
 
 export interface PoolOptions {
   max?: number;
+  /**
+   * Connections kept open however long they idle (the default closes idle ones after 10 s). A
+   * run's launch path makes a dozen sequential queries across services; after a quiet spell each
+   * would otherwise open its connection first (a few ms each here, more over TLS).
+   */
+  min?: number;
   applicationName?: string;
   /** Errors of idle clients (server restart, network); without a handler they crash the process. */
   onError?: (error: Error) => void;
@@ -49,6 +55,7 @@ export function createPool(databaseUrl: string, options: PoolOptions = {}): pg.P
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     max: options.max ?? 10,
+    min: Math.min(options.min ?? 0, options.max ?? 10),
     application_name: options.applicationName ?? 'quill',
     types: createTypeOverrides(),
   });

@@ -40,7 +40,10 @@ export async function startService(service: string): Promise<ServiceRuntime> {
     runMaxDeliver: config.RUN_MAX_DELIVER,
     taskAckWaitSeconds: config.TASK_ACK_WAIT_S,
   });
-  const pool = createPool(config.DATABASE_URL, { max: config.DATABASE_POOL_MAX });
+  const pool = createPool(config.DATABASE_URL, {
+    max: config.DATABASE_POOL_MAX,
+    min: config.DATABASE_POOL_MIN,
+  });
   const redis = createRedis(config.REDIS_URL);
   const stoppers: Array<() => Promise<void>> = [];
   installShutdown({
