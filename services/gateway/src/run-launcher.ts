@@ -82,10 +82,11 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
       throw new QuillError('too_many_active_runs');
     }
     let reserved = false;
+    let reservation: Promise<Settled<BillingReserveReply>> | undefined;
     try {
       // Billing answers while the rows are written; they commit only once it said yes, so a
       // refused request leaves no run, no message and no credit taken.
-      const reservation = settle(
+      reservation = settle(
         requestReply(
           bus,
           bus.names.billingReserve,
@@ -109,7 +110,7 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
           content: body.message,
         });
         await setSessionPhase(client, session.sessionId, 'running');
-        const answer = await reservation;
+        const answer = await reservation!;
         if (!answer.ok) throw answer.error;
         if (!answer.value.ok) throw new QuillError(reservationRefusal(answer.value.code));
         reserved = true;
@@ -149,6 +150,11 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
       ]);
       return { runId, sessionId: session.sessionId };
     } catch (error) {
+      // Rows that failed before billing answered: a credit it granted meanwhile is still taken.
+      if (!reserved && reservation) {
+        const answer = await reservation;
+        reserved = answer.ok && answer.value.ok;
+      }
       await undo(runId, session.sessionId, user.id, reserved, logger);
       await releaseSessionLock(redis, lockKey, runId);
       await releaseSemaphore(redis, semaphoreKey, runId);
