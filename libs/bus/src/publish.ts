@@ -1,4 +1,4 @@
-import type { PubAck } from '@nats-io/jetstream';
+import { type PubAck, PubHeaders } from '@nats-io/jetstream';
 import type { MsgHdrs } from '@nats-io/transport-node';
 import type { z } from 'zod';
 import { type AckedPublisher, createAckedPublisher } from './acked-publisher.ts';
@@ -36,7 +36,7 @@ export async function publishEnvelope<S extends z.ZodType>(
   if (options.quiet) {
     // The caller's trace context is read now: the deferred send runs in another one.
     const headers = tracedHeaders();
-    if (options.msgId) headers.set(MSG_ID_HEADER, options.msgId);
+    if (options.msgId) headers.set(PubHeaders.MsgIdHdr, options.msgId);
     const publisher = ackedPublisherFor(bus);
     return inNextBatch(bus, () => publisher.publish(subject, data, headers));
   }
@@ -50,7 +50,6 @@ export async function publishEnvelope<S extends z.ZodType>(
   );
 }
 
-const MSG_ID_HEADER = 'Nats-Msg-Id';
 /** How long a quiet publish waits for its ack; the JetStream client's default. */
 const QUIET_ACK_TIMEOUT_MS = 5000;
 const publishers = new WeakMap<Bus, AckedPublisher>();

@@ -42,6 +42,7 @@ export {
   needsContinuation,
   type TruncatedReply,
 } from './output-truncation.ts';
+export { createParagraphCounter } from './paragraph-counter.ts';
 export { type LlmProvider, type ModelTarget, modelFor } from './provider.ts';
 export { createSessionPins, type SessionPins } from './session-pin.ts';
 export {

@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { ChatMessage } from '@quill/contracts';
 import type { Tiktoken, TiktokenBPE } from 'js-tiktoken/lite';
+import { createParagraphCounter } from './paragraph-counter.ts';
 import type { ToolDefinition } from './types.ts';
 
 /*
@@ -38,29 +38,18 @@ function encoder(name: EncodingName): Tiktoken {
   return found;
 }
 
-/*
- * BPE over CJK text costs ~10 µs per character in JS, and a tool loop re-counts the same
- * transcript before every call, so counts of longer strings are memoised (insertion-ordered
- * map used as a small LRU), keyed by a digest so the cache never holds the texts themselves.
- */
-const CACHE_MIN_LENGTH = 64;
-const CACHE_MAX_ENTRIES = 4096;
-const cache = new Map<string, number>();
+// One paragraph-memoising counter per encoding (see paragraph-counter.ts): a tool loop re-counts
+// the same transcript before every call, and the context compiler the same prompts every compile.
+const counters = new Map<EncodingName, (text: string) => number>();
 
 export function estimateTextTokens(text: string, encoding: EncodingName = 'o200k_base'): number {
   if (text.length === 0) return 0;
-  if (text.length < CACHE_MIN_LENGTH) return count(text, encoding);
-  const key = `${encoding}:${createHash('sha1').update(text).digest('base64')}`;
-  const cached = cache.get(key);
-  if (cached !== undefined) {
-    cache.delete(key);
-    cache.set(key, cached);
-    return cached;
+  let counter = counters.get(encoding);
+  if (!counter) {
+    counter = createParagraphCounter((paragraph) => count(paragraph, encoding));
+    counters.set(encoding, counter);
   }
-  const tokens = count(text, encoding);
-  cache.set(key, tokens);
-  if (cache.size > CACHE_MAX_ENTRIES) cache.delete(cache.keys().next().value as string);
-  return tokens;
+  return counter(text);
 }
 
 /**

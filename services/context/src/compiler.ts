@@ -9,6 +9,7 @@ import {
   listHistoryMessages,
   listRunWrittenFileIds,
 } from '@quill/db';
+import { estimateTextTokens } from '@quill/llm';
 import { type AssembledContext, assembleContext } from './assembler.ts';
 import { historyAllowance, type TokenCounter } from './budget.ts';
 import { chosenSkillBlocks, chosenSkillNames } from './chosen-skills.ts';
@@ -18,7 +19,6 @@ import { partitionByVisibility } from './isolation.ts';
 import { languageLine, replyLanguage, systemPrompt } from './prompts.ts';
 import { renderTurnContext, renderUserMessage, renderWorkingSet } from './render.ts';
 import { renderTaskBoard } from './task-board.ts';
-import { createTokenCounter } from './token-counter.ts';
 import { buildTrace } from './trace.ts';
 import { buildWorkingSet, type WorkingSetSettings } from './working-set.ts';
 
@@ -49,8 +49,8 @@ const RECENT_MESSAGES = 12;
 
 /**
  * The fixed lines every compile counts (system prompt with and without a skill catalog, the turn
- * context's headings and language lines). Counted once at start-up by a paragraph cache
- * (token-counter.ts), the first compile after a start tokenises only what is its own.
+ * context's headings and language lines). Counted once at start-up into the tokenizer's paragraph
+ * cache (@quill/llm), the first compile after a start tokenises only what is its own.
  */
 export function fixedPromptTexts(): string[] {
   const project = { title: '', projectType: '' };
@@ -78,7 +78,7 @@ export function fixedPromptTexts(): string[] {
  */
 export function createContextCompiler(dependencies: CompilerDependencies) {
   const { pool, settings, logger } = dependencies;
-  const count = dependencies.count ?? createTokenCounter();
+  const count = dependencies.count ?? ((text: string) => estimateTextTokens(text));
 
   return async function compile(request: ContextCompileRequest): Promise<ContextCompileReply> {
     const role = request.role;

@@ -1,9 +1,8 @@
 import { publishEnvelope, serveRequests } from '@quill/bus';
 import { ContextCompileReply, ContextCompileRequest, msgIds, UsageEnvelope } from '@quill/contracts';
-import { createFailoverClientFromSettings } from '@quill/llm';
+import { createFailoverClientFromSettings, estimateTextTokens } from '@quill/llm';
 import { startService } from '@quill/service-kit';
 import { createContextCompiler, fixedPromptTexts } from './compiler.ts';
-import { createTokenCounter } from './token-counter.ts';
 
 const runtime = await startService('context');
 const { bus, config, logger } = runtime;
@@ -12,18 +11,16 @@ const llm = createFailoverClientFromSettings(config, { redis: runtime.redis, key
 // Summaries are billed like any model call; their call index sits above the workers' (step * 1000 + turn).
 const SUMMARY_CALL_INDEX = 900_000;
 
-const count = createTokenCounter();
 // Otherwise the first compile after a start tokenises the whole system prompt (~5 ms of BPE on
 // the path to the first token); queued behind the tokenizer's own warm-up.
 setImmediate(() => {
-  for (const text of fixedPromptTexts()) count(text);
+  for (const text of fixedPromptTexts()) estimateTextTokens(text);
 });
 
 const compile = createContextCompiler({
   pool: runtime.pool,
   llm,
   logger,
-  count,
   settings: {
     contextTokens: config.AGENT_CONTEXT_TOKEN_BUDGET,
     historyTokens: config.AGENT_CHAT_HISTORY_TOKEN_BUDGET,

@@ -43,8 +43,8 @@ const MAX_RETAINED = 4096;
  * (the tap), fanned out in memory to the runs this gateway streams, instead of an ordered
  * consumer per SSE connection. JetStream then delivers each frame once per gateway in batches,
  * rather than once per connection to a consumer of its own, which costs the server several times
- * more per frame (`test/load/jetstream-publish.ts` measures both), and an open stream costs a socket and a few timers, not a
- * server consumer with heartbeats. Frames of runs nobody streams here are dropped unparsed.
+ * more per frame (`test/load/jetstream-publish.ts` measures both), and an open stream costs a
+ * socket and a few timers, not a server consumer with heartbeats. Frames of runs nobody streams here are dropped unparsed.
  *
  * Resume by sequence stays exact: a stream that starts after `afterSeq` first reads what is
  * already stored after it (by sequence, `next_by_subj` gets: no consumer), then the tap's frames,

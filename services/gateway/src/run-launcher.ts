@@ -82,19 +82,18 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
       throw new QuillError('too_many_active_runs');
     }
     let reserved = false;
-    let reservation: Promise<Settled<BillingReserveReply>> | undefined;
+    // Billing answers while the rows are written; they commit only once it said yes, so a
+    // refused request leaves no run, no message and no credit taken.
+    const reservation = settle(
+      requestReply(
+        bus,
+        bus.names.billingReserve,
+        { request: BillingReserveRequest, reply: BillingReserveReply },
+        { v: 1, run_id: runId, user_id: user.id },
+        { timeoutMs: dependencies.settings.requestTimeoutMs },
+      ),
+    );
     try {
-      // Billing answers while the rows are written; they commit only once it said yes, so a
-      // refused request leaves no run, no message and no credit taken.
-      reservation = settle(
-        requestReply(
-          bus,
-          bus.names.billingReserve,
-          { request: BillingReserveRequest, reply: BillingReserveReply },
-          { v: 1, run_id: runId, user_id: user.id },
-          { timeoutMs: dependencies.settings.requestTimeoutMs },
-        ),
-      );
       const message = await withTransaction(pool, async (client) => {
         await createRun(client, {
           runId,
@@ -110,7 +109,7 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
           content: body.message,
         });
         await setSessionPhase(client, session.sessionId, 'running');
-        const answer = await reservation!;
+        const answer = await reservation;
         if (!answer.ok) throw answer.error;
         if (!answer.value.ok) throw new QuillError(reservationRefusal(answer.value.code));
         reserved = true;
@@ -151,7 +150,7 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
       return { runId, sessionId: session.sessionId };
     } catch (error) {
       // Rows that failed before billing answered: a credit it granted meanwhile is still taken.
-      if (!reserved && reservation) {
+      if (!reserved) {
         const answer = await reservation;
         reserved = answer.ok && answer.value.ok;
       }
@@ -187,10 +186,6 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
   }
 }
 
-/**
- * Billing's refusal as the author sees it: 402 for an empty balance or a reached daily cap;
- * anything else billing answered (it failed, or could not read the request) is its outage.
- */
 type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
 /** A promise that never rejects, so it can be awaited later without an unhandled rejection meanwhile. */
@@ -201,6 +196,10 @@ function settle<T>(promise: Promise<T>): Promise<Settled<T>> {
   );
 }
 
+/**
+ * Billing's refusal as the author sees it: 402 for an empty balance or a reached daily cap;
+ * anything else billing answered (it failed, or could not read the request) is its outage.
+ */
 function reservationRefusal(code: ErrorCode): ErrorCode {
   return code === 'quota_exhausted' || code === 'cost_cap_reached' ? code : 'service_unavailable';
 }

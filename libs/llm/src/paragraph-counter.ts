@@ -1,30 +1,27 @@
 import { hash } from 'node:crypto';
-import { estimateTextTokens } from '@quill/llm';
-import type { TokenCounter } from './budget.ts';
 
 /*
- * js-tiktoken's BPE costs ~10 µs per CJK character, and nearly everything a compile counts was
- * counted by an earlier compile: the fixed lines of the system prompt, file-index lines, headers,
- * history messages, file paragraphs. What is new is usually one line (the project title in the
- * system prompt) or the end of a text (a file cut to fit the budget, measured prefix by prefix).
- * @quill/llm memoises only whole texts of 64+ characters, so those still cost a full count. This
- * counter sums the counts of a text's paragraphs and memoises each paragraph, so only paragraphs
- * it has not seen are tokenised.
+ * js-tiktoken's BPE costs ~10 µs per CJK character, and nearly everything Quill counts was
+ * counted before: the fixed lines of the system prompt, file-index lines, history messages, file
+ * paragraphs, a tool loop's transcript. What is new is usually one line (the project title in the
+ * system prompt) or the end of a text (a file cut to fit a budget, measured prefix by prefix).
+ * This counter sums the counts of a text's paragraphs and memoises each paragraph, so only
+ * paragraphs it has not seen are tokenised.
  *
  * The sum is exact. o200k's and cl100k's pre-tokenizer cuts text into pieces before BPE, and no
  * piece spans a newline followed by a character that is neither whitespace nor '/': the only
  * pieces holding a newline are whitespace runs and a punctuation run's trailing `[\r\n/]*`, none
  * of which continues into such a character, and the pattern never looks behind. A text's pieces
- * are therefore the pieces of its paragraphs cut at those points (test/token-counter.test.ts).
+ * are therefore the pieces of its paragraphs cut at those points (test/paragraph-counter.test.ts).
  */
 const MAX_PARAGRAPHS = 32_768;
 // Whitespace would join the newline's piece, and '/' a punctuation run's trailing newlines.
 const CONTINUES_PIECE = /[\s/]/;
 
-export function createTokenCounter(
-  countText: TokenCounter = (text) => estimateTextTokens(text),
+export function createParagraphCounter(
+  countText: (text: string) => number,
   maxParagraphs = MAX_PARAGRAPHS,
-): TokenCounter {
+): (text: string) => number {
   // Insertion-ordered map used as an LRU; keyed by a digest so it never holds authors' texts.
   const counts = new Map<string, number>();
   const countParagraph = (paragraph: string): number => {

@@ -1,11 +1,12 @@
-import { estimateTextTokens } from '@quill/llm';
+import { Tiktoken } from 'js-tiktoken/lite';
+import o200k from 'js-tiktoken/ranks/o200k_base';
 import { describe, expect, it } from 'vitest';
 import { prose } from '../../../test/support/chinese-project.ts';
-import { fixedPromptTexts } from '../src/compiler.ts';
-import { systemPrompt } from '../src/prompts.ts';
-import { createTokenCounter } from '../src/token-counter.ts';
+import { createParagraphCounter, estimateTextTokens } from '../src/index.ts';
 
-const exact = (text: string) => estimateTextTokens(text);
+// The tokenizer itself, with no cache in between: what every count must equal.
+const tokenizer = new Tiktoken(o200k);
+const exact = (text: string) => tokenizer.encode(text, [], []).length;
 
 // Characters that decide where the pre-tokenizer cuts: newlines before and after whitespace,
 // '/', punctuation, letters, digits, marks, surrogates and a special-token lookalike.
@@ -32,9 +33,9 @@ const ALPHABET = [
   '<|endoftext|>',
 ];
 
-describe('createTokenCounter', () => {
+describe('createParagraphCounter', () => {
   it('counts exactly what the tokenizer counts, for whole texts and for their prefixes', () => {
-    const count = createTokenCounter(exact, 64);
+    const count = createParagraphCounter(exact, 64);
     let seed = 7;
     const next = () => {
       seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
@@ -45,6 +46,7 @@ describe('createTokenCounter', () => {
       for (let part = 0; part < 1 + next() * 20; part++)
         text += ALPHABET[Math.floor(next() * ALPHABET.length)];
       expect(count(text), JSON.stringify(text)).toBe(exact(text));
+      expect(estimateTextTokens(text), JSON.stringify(text)).toBe(exact(text));
     }
     const chapter = prose(11, 3_000);
     for (const cut of [0, 1, 170, 999, 1_500, 2_999, 3_000]) {
@@ -52,25 +54,9 @@ describe('createTokenCounter', () => {
     }
   });
 
-  it('tokenises a paragraph it has seen only once', () => {
-    const counted: string[] = [];
-    const count = createTokenCounter((text) => {
-      counted.push(text);
-      return exact(text);
-    });
-    const catalog = [{ name: 'scene-craft', description: '场景写作' }];
-    for (const text of fixedPromptTexts()) count(text);
-    counted.length = 0;
-    expect(count(systemPrompt({ title: '雨夜书店', projectType: 'novel' }, catalog))).toBe(
-      exact(systemPrompt({ title: '雨夜书店', projectType: 'novel' }, catalog)),
-    );
-    // Only the project's own line and its catalog entry are new.
-    expect(counted).toEqual(['当前作品：《雨夜书店》（类型：novel）。\n', '- scene-craft：场景写作']);
-  });
-
   it('keeps the most recently used paragraphs within its bound', () => {
     const counted: string[] = [];
-    const count = createTokenCounter((text) => {
+    const count = createParagraphCounter((text) => {
       counted.push(text);
       return text.length;
     }, 2);
