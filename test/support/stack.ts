@@ -43,7 +43,8 @@ export interface Stack {
   readonly gateways: string[];
   /** Env shared by every service process (for starting extra replicas). */
   readonly env: Record<string, string>;
-  startService(name: ServiceName): Promise<ServiceProcess>;
+  /** Starts one more replica; `env` overrides the shared settings for it alone. */
+  startService(name: ServiceName, env?: Record<string, string>): Promise<ServiceProcess>;
   stop(): Promise<void>;
 }
 
@@ -77,8 +78,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const services: ServiceProcess[] = [];
   let counter = 0;
 
-  const startService = async (name: ServiceName): Promise<ServiceProcess> => {
-    const service = await spawnService(name, `${name}-${++counter}`, env);
+  const startService = async (
+    name: ServiceName,
+    overrides: Record<string, string> = {},
+  ): Promise<ServiceProcess> => {
+    const service = await spawnService(name, `${name}-${++counter}`, { ...env, ...overrides });
     services.push(service);
     return service;
   };
@@ -143,6 +147,8 @@ function remoteOnly(process: FakeLlmProcess): FakeLlm {
     clearScripts: remote,
     requests: remote,
     clearRequests: remote,
+    gateReached: remote,
+    releaseGate: remote,
   };
 }
 

@@ -12,6 +12,14 @@ import type { StepEmitter } from './frame-emitter.ts';
 export interface ChatHoldEmitter extends StepEmitter {
   /** The step-result fields this wrapper owns. */
   report(): { held_text?: string; ended_on_file_block?: boolean };
+  /** What the wrapper has seen so far, for the step journal (a worker that takes over resumes it). */
+  snapshot(): ChatHoldSnapshot;
+}
+
+export interface ChatHoldSnapshot {
+  holding: boolean;
+  held: string;
+  last?: 'file' | 'text' | 'tool' | undefined;
 }
 
 /** create_file starts the hold only for body files; the other body tools change existing text. */
@@ -23,12 +31,15 @@ export function isBodyWrite(name: string, args: Record<string, unknown>): boolea
   return BODY_WRITE_TOOLS.has(name);
 }
 
-export function withChatHold(inner: StepEmitter, options: { holdChat: boolean }): ChatHoldEmitter {
-  let holding = false;
-  let held = '';
+export function withChatHold(
+  inner: StepEmitter,
+  options: { holdChat: boolean; resume?: ChatHoldSnapshot },
+): ChatHoldEmitter {
+  let holding = options.resume?.holding ?? false;
+  let held = options.resume?.held ?? '';
   const callArguments = new Map<string, { name: string; args: Record<string, unknown> }>();
   // What the step did last that matters for continuation: a saved file, chat text or a tool call.
-  let last: 'file' | 'text' | 'tool' | undefined;
+  let last: 'file' | 'text' | 'tool' | undefined = options.resume?.last;
 
   const observe = (value: SseFrame) => {
     if (value.type === 'file_saved') last = 'file';
@@ -55,6 +66,8 @@ export function withChatHold(inner: StepEmitter, options: { holdChat: boolean })
       inner.emit(value);
     },
     close: () => inner.close(),
+    settle: () => inner.settle(),
+    snapshot: () => ({ holding, held, ...(last ? { last } : {}) }),
     get framesPublished() {
       return inner.framesPublished;
     },

@@ -15,6 +15,11 @@ export interface StepEmitter {
   emit(value: SseFrame): void;
   /** Flushes and waits until every frame of the step is stored; throws the first publish error. */
   close(): Promise<void>;
+  /**
+   * Like close, but the emitter stays usable: returns the stream sequence (the SSE id) of the
+   * newest frame stored so far, 0 when none is. The step journal records it as what stands.
+   */
+  settle(): Promise<number>;
   readonly framesPublished: number;
 }
 
@@ -39,13 +44,19 @@ export function createStepEmitter(
   let gap = 2 * windowMs();
   let timer: NodeJS.Timeout | undefined;
   let firstError: unknown;
+  let lastSeq = 0;
   const inFlight = new Set<Promise<unknown>>();
 
   const publish = (value: SseFrame) => {
     const msgId = msgIds.frame(identity.runId, identity.step, identity.attempt, index++);
-    const sent = publishFrame(bus, value, { msgId, quiet: true }).catch((error: unknown) => {
-      firstError ??= error;
-    });
+    const sent = publishFrame(bus, value, { msgId, quiet: true }).then(
+      (ack) => {
+        if (ack.seq > lastSeq) lastSeq = ack.seq;
+      },
+      (error: unknown) => {
+        firstError ??= error;
+      },
+    );
     inFlight.add(sent);
     void sent.finally(() => inFlight.delete(sent));
   };
@@ -100,6 +111,10 @@ export function createStepEmitter(
       flush();
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
       if (firstError) throw firstError;
+    },
+    async settle() {
+      await this.close();
+      return lastSeq;
     },
     get framesPublished() {
       return index;

@@ -1,4 +1,11 @@
-import type { AgentRole, ChatMessage, FileWrite, TokenUsage, ToolCall } from '@quill/contracts';
+import type {
+  AgentRole,
+  BodyPartialReason,
+  ChatMessage,
+  FileWrite,
+  TokenUsage,
+  ToolCall,
+} from '@quill/contracts';
 import { frame } from '@quill/contracts';
 import type { LlmAttempt, LlmClient } from '@quill/llm';
 import { type PendingFile, recordOwnWrite, type ToolDefinition, type ToolRunState } from '@quill/tools';
@@ -19,6 +26,8 @@ export interface TurnResult {
   failovers: number;
   /** Set when the reply was cut at the length limit inside a `<file>` body that stays open. */
   openCapture?: OpenCapture;
+  /** What the model must be told about where its bodies went (a draft instead of the file). */
+  notices: string[];
 }
 
 /** A `<file>` body cut by the output limit, carried into the continuation call. */
@@ -33,9 +42,20 @@ export interface TurnDependencies {
   state: ToolRunState;
   runId: string;
   role: AgentRole;
-  /** Persists a captured `<file>` body (fenced); returns the write or undefined when refused. */
-  saveFileBody(file: PendingFile, body: string): Promise<FileWrite | undefined>;
+  /**
+   * Persists a captured `<file>` body (fenced, compare-and-set: it may land in a draft); returns
+   * the write or undefined when refused. `partialReason` marks a body that did not reach `</file>`.
+   */
+  saveFileBody(
+    file: PendingFile,
+    body: string,
+    partialReason?: BodyPartialReason,
+    /** The reply's chat text before the body (the step journal's record of the reply). */
+    replyText?: string,
+  ): Promise<FileWrite | undefined>;
   signal?: AbortSignal;
+  /** Why the signal fired (the run's stop reason), for a body the stop cut short. */
+  stopReason?: () => string | undefined;
   /** Pins the model provider per session (failover). */
   sessionId?: string;
   /** Accounting hook: one call per provider attempt (usage records). */
@@ -65,18 +85,33 @@ export async function runModelTurn(
     canOpen: () => state.pendingFile !== undefined,
   });
   const filesWritten: FileWrite[] = [];
+  const notices: string[] = [];
   let chatText = '';
   let body = request.resume?.body ?? '';
   let openFile: PendingFile | undefined = request.resume?.file;
   let keepOpen = false;
+  let streamFailed = false;
+  let finishReason: string | undefined;
 
-  const closeFile = async () => {
+  const closeFile = async (partialReason?: BodyPartialReason) => {
     if (!openFile) return;
     const file = openFile;
     openFile = undefined;
-    const write = await saveOpenCapture(dependencies, { file, body });
+    const write = await saveOpenCapture(dependencies, { file, body }, partialReason, chatText);
     body = '';
-    if (write) filesWritten.push(write);
+    if (write) {
+      filesWritten.push(write);
+      const notice = draftNotice(write);
+      if (notice) notices.push(notice);
+    }
+  };
+  // A capture still open when the stream ends did not reach `</file>`: why decides how it is kept.
+  const cutReason = (): BodyPartialReason | undefined => {
+    if (dependencies.signal?.aborted) return partialReasonForStop(dependencies.stopReason?.());
+    if (streamFailed) return 'provider_error';
+    if (finishReason === 'length') return 'output_limit';
+    // The model ended its reply without the closing tag: it considers the body done.
+    return undefined;
   };
 
   const apply = async (events: ReturnType<ReturnType<typeof createFileCapture>['feed']>) => {
@@ -131,15 +166,19 @@ export async function runModelTurn(
       }
       next = await stream.next();
     }
+    finishReason = next.value.finishReason;
     keepOpen =
       request.keepOpenOnLength === true &&
       next.value.finishReason === 'length' &&
       next.value.toolCalls.length === 0 &&
       capture.capturing &&
       openFile !== undefined;
+  } catch (error) {
+    streamFailed = true;
+    throw error;
   } finally {
     await apply(capture.finish());
-    if (!keepOpen) await closeFile();
+    if (!keepOpen) await closeFile(cutReason());
   }
   const result = next.value;
   return {
@@ -152,8 +191,45 @@ export async function runModelTurn(
     filesWritten,
     rawText: result.text,
     failovers: result.failovers ?? 0,
+    notices,
     ...(keepOpen && openFile ? { openCapture: { file: openFile, body } } : {}),
   };
+}
+
+const STOP_PARTIAL_REASONS: ReadonlySet<string> = new Set([
+  'user_stopped',
+  'client_disconnected',
+  'wall_clock_timeout',
+]);
+
+/** The partial reason of a body that a run stop cut short. */
+export function partialReasonForStop(stopReason: string | undefined): BodyPartialReason {
+  return stopReason && STOP_PARTIAL_REASONS.has(stopReason)
+    ? (stopReason as BodyPartialReason)
+    : 'interrupted';
+}
+
+const DRAFT_WHY: Record<string, string> = {
+  author_saved: 'the author saved their own text in it while you were writing',
+  file_changed: 'it changed while you were writing',
+  file_deleted: 'the author deleted it while you were writing',
+  partial_over_text: 'your body was cut off before </file> and the file already holds text',
+};
+
+/** The tool-result-like note that tells the model its body went to a draft, or undefined. */
+export function draftNotice(write: FileWrite): string | undefined {
+  if (!write.draft_of) return undefined;
+  const why = DRAFT_WHY[write.draft_reason ?? 'file_changed'] ?? DRAFT_WHY.file_changed;
+  return JSON.stringify({
+    status: 'ok',
+    summary: `Your body was NOT written into “${write.draft_of.title}” because ${why}. It was saved as a separate draft “${write.title}” (id ${write.file_id}) that the author can review and accept. Do not overwrite “${write.draft_of.title}”; tell the author where the draft is.`,
+    data: {
+      file_id: write.file_id,
+      title: write.title,
+      draft_of: write.draft_of,
+      draft_reason: write.draft_reason,
+    },
+  });
 }
 
 /**
@@ -163,21 +239,33 @@ export async function runModelTurn(
 export async function saveOpenCapture(
   dependencies: Pick<TurnDependencies, 'emitter' | 'state' | 'runId' | 'saveFileBody'>,
   open: OpenCapture,
+  partialReason?: BodyPartialReason,
+  replyText?: string,
 ): Promise<FileWrite | undefined> {
   const body = normaliseFileBody(open.body);
   // An empty capture writes nothing: the file still waits for its body (empty-file guard).
   if (body === '') return undefined;
-  const write = await dependencies.saveFileBody(open.file, body);
+  const write = await dependencies.saveFileBody(open.file, body, partialReason, replyText);
   if (!write) return undefined;
   dependencies.state.pendingFile = undefined;
+  // The model knows the text it wrote, at the file it actually went to; a draft leaves the
+  // model's view of the original as it was, so a later edit of it is checked against that.
   recordOwnWrite(dependencies.state, write.file_id, write.version, body);
-  dependencies.emitter.emit(
-    frame('file_saved', dependencies.runId, {
-      file_id: write.file_id,
-      title: write.title,
-      version: write.version,
-      chars: write.body_chars,
-    }),
-  );
+  dependencies.emitter.emit(fileSavedFrame(dependencies.runId, write));
   return write;
+}
+
+/** The author's frame for a saved body: where it went and whether it is complete. */
+export function fileSavedFrame(runId: string, write: FileWrite) {
+  return frame('file_saved', runId, {
+    file_id: write.file_id,
+    title: write.title,
+    version: write.version,
+    chars: write.body_chars,
+    saved_as: write.draft_of ? 'draft' : 'file',
+    ...(write.draft_of ? { draft_of: write.draft_of } : {}),
+    ...(write.draft_reason ? { draft_reason: write.draft_reason } : {}),
+    partial: write.partial_reason !== undefined,
+    ...(write.partial_reason ? { partial_reason: write.partial_reason } : {}),
+  });
 }

@@ -12,6 +12,8 @@ export interface ContinuationTracker {
   continueAfter(result: TurnResult, messages: ChatMessage[]): boolean;
   /** A body still open when the loop ended without its continuation (stop, turn cap). */
   takeOpenCapture(): OpenCapture | undefined;
+  /** For the step journal: continuations used and the body held open for the next call. */
+  snapshot(): { used: number; open?: OpenCapture };
 }
 
 /**
@@ -19,9 +21,12 @@ export interface ContinuationTracker {
  * at most `maxContinuations` follow-up calls asking the model to go on exactly where it stopped.
  * A `<file>` body cut mid-way stays open across them, so the chapter is saved once, whole.
  */
-export function createContinuationTracker(maxContinuations: number): ContinuationTracker {
-  let used = 0;
-  let open: OpenCapture | undefined;
+export function createContinuationTracker(
+  maxContinuations: number,
+  resume?: { used: number; open?: OpenCapture | undefined },
+): ContinuationTracker {
+  let used = resume?.used ?? 0;
+  let open: OpenCapture | undefined = resume?.open;
   return {
     nextCall() {
       const resume = open;
@@ -39,6 +44,9 @@ export function createContinuationTracker(maxContinuations: number): Continuatio
       const left = open;
       open = undefined;
       return left;
+    },
+    snapshot() {
+      return { used, ...(open ? { open } : {}) };
     },
   };
 }

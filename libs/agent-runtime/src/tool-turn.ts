@@ -41,7 +41,7 @@ export function createToolTurnRunner(options: {
   const breaker = createToolFailureBreaker();
   const noProgress = createNoProgressGuard();
 
-  const execute = async (call: ToolCall): Promise<ToolResult> => {
+  const execute = async (call: ToolCall, turnIndex: number): Promise<ToolResult> => {
     const refused = gate.refuse(call.function.name, call.function.arguments);
     if (refused) return refused;
     const reportProgress = (progress: { completed: number; total: number; message: string }) =>
@@ -56,7 +56,8 @@ export function createToolTurnRunner(options: {
     const outcome = await executeTool(
       call.function.name,
       call.function.arguments,
-      { ...context, reportProgress },
+      // The call's writes carry this key, so a retry or a takeover never applies them twice.
+      { ...context, reportProgress, callKey: `t${turnIndex}:${call.id}` },
       (error) => log.error({ err: error, tool: call.function.name }, 'tool failed unexpectedly'),
     );
     // The lease is gone: this worker must not go on calling the model for a run it lost.
@@ -80,7 +81,7 @@ export function createToolTurnRunner(options: {
             arguments: jsonObject(call.function.arguments),
           }),
         );
-        const outcome = await execute(call);
+        const outcome = await execute(call, turn.index);
         emitter.emit(
           frame('tool_result', context.runId, {
             agent: role,

@@ -10,6 +10,7 @@ function recorder() {
     fileDelta: (_fileId, delta) => seen.push({ kind: 'file', value: delta }),
     emit: (value: SseFrame) => seen.push({ kind: 'frame', value: value.type }),
     close: async () => undefined,
+    settle: async () => 0,
     framesPublished: 0,
   };
   return { inner, seen };

@@ -38,6 +38,7 @@ function recordingEmitter() {
     },
     emit: (value) => frames.push(value),
     close: async () => {},
+    settle: async () => 0,
     framesPublished: 0,
   };
   return { emitter, frames, text: () => text, body: () => body };
@@ -47,6 +48,7 @@ const PENDING: PendingFile = {
   fileId: '00000000-0000-4000-8000-000000000001',
   title: '第一章',
   fileType: 'draft',
+  baseVersion: 0,
 };
 
 async function turn(llm: LlmClient, pending: PendingFile | undefined) {

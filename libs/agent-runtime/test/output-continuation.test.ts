@@ -6,7 +6,7 @@ import { createFileCapture } from '../src/file-capture.ts';
 import type { TurnResult } from '../src/model-turn.ts';
 import { createContinuationTracker } from '../src/output-continuation.ts';
 
-const pending: PendingFile = { fileId: 'f1', title: '第一章', fileType: 'draft' };
+const pending: PendingFile = { fileId: 'f1', title: '第一章', fileType: 'draft', baseVersion: 0 };
 
 function reply(partial: Partial<TurnResult>): TurnResult {
   return {
@@ -17,6 +17,7 @@ function reply(partial: Partial<TurnResult>): TurnResult {
     provider: 'primary',
     model: 'm',
     filesWritten: [],
+    notices: [],
     rawText: '',
     failovers: 0,
     ...partial,

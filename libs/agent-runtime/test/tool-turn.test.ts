@@ -13,6 +13,7 @@ function runner(scope = { readOnly: false, clarifyFirst: false }) {
     fileDelta: () => {},
     emit: (value) => frames.push(value),
     close: async () => {},
+    settle: async () => 0,
     framesPublished: 0,
   };
   const context = {

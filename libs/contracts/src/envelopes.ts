@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ChatMessage, TokenUsage } from './chat.ts';
 import { FileOperation } from './context.ts';
 import { ERROR_CODES, type ErrorCode } from './errors.ts';
-import { SseFrame, WorkflowStoppedReason } from './frames.ts';
+import { BodyPartialReason, DraftReason, SseFrame, WorkflowStoppedReason } from './frames.ts';
 import { AgentRole, GenerationMode, UiLanguage } from './roles.ts';
 
 /**
@@ -56,6 +56,10 @@ export const FileWrite = z.object({
   file_type: z.string(),
   version: z.number().int(),
   body_chars: z.number().int().nonnegative(),
+  // A body that went to a draft next to its target (docs/ai-writes.md), and an incomplete one.
+  draft_of: z.object({ file_id: id, title: z.string() }).optional(),
+  draft_reason: DraftReason.optional(),
+  partial_reason: BodyPartialReason.optional(),
 });
 export type FileWrite = z.infer<typeof FileWrite>;
 

@@ -43,6 +43,14 @@ export const ERROR_CATALOG = {
   invalid_bus_message: spec(500, 'An internal message was malformed; the run was ended.', true),
   worker_lost: spec(503, 'The worker running this step stopped responding; please retry.', true),
   run_timeout: spec(504, 'The run took too long and was ended.', true),
+  // The project database stayed unreachable longer than a write may wait (docs/ai-writes.md).
+  storage_unavailable: spec(503, 'Your project could not be saved to right now; please retry.', true),
+  // A created file stayed empty through its correction round; it was removed (docs/ai-writes.md).
+  empty_file_unwritten: spec(
+    502,
+    'The agent created a file but did not write its text; the empty file was removed. Please retry.',
+    true,
+  ),
   tool_failure_circuit_open: spec(
     500,
     'A tool kept failing, so the run was ended to avoid wasting credits.',

@@ -28,6 +28,29 @@ export const WORKFLOW_STOPPED_REASONS = [
 export const WorkflowStoppedReason = z.enum(WORKFLOW_STOPPED_REASONS);
 export type WorkflowStoppedReason = z.infer<typeof WorkflowStoppedReason>;
 
+/**
+ * Why a saved body is incomplete (docs/ai-writes.md): the author stopped, the client went away,
+ * the wall clock ran out, the output limit cut it with no continuation left, or the provider's
+ * stream broke. A partial body only ever fills an empty file; over text it becomes a draft.
+ */
+export const BODY_PARTIAL_REASONS = [
+  'user_stopped',
+  'client_disconnected',
+  'wall_clock_timeout',
+  'output_limit',
+  'provider_error',
+  'interrupted',
+] as const;
+export const BodyPartialReason = z.enum(BODY_PARTIAL_REASONS);
+export type BodyPartialReason = z.infer<typeof BodyPartialReason>;
+
+/** Why an AI body went to a draft file next to its target instead of into it. */
+export const DRAFT_REASONS = ['author_saved', 'file_changed', 'file_deleted', 'partial_over_text'] as const;
+export const DraftReason = z.enum(DRAFT_REASONS);
+export type DraftReason = z.infer<typeof DraftReason>;
+
+const fileRef = z.object({ file_id: z.string(), title: z.string() });
+
 export const FrameSchemas = {
   run_started: z.object({
     ...base,
@@ -90,6 +113,8 @@ export const FrameSchemas = {
     file_type: z.string(),
   }),
   file_delta: z.object({ ...base, type: z.literal('file_delta'), file_id: z.string(), content: z.string() }),
+  // `file_id` is where the body went: the file itself, or (saved_as: draft) a new draft file
+  // linked to `draft_of`, which still holds the author's text.
   file_saved: z.object({
     ...base,
     type: z.literal('file_saved'),
@@ -97,6 +122,32 @@ export const FrameSchemas = {
     title: z.string(),
     version: z.number().int(),
     chars: z.number().int(),
+    saved_as: z.enum(['file', 'draft']).optional(),
+    draft_of: fileRef.optional(),
+    draft_reason: DraftReason.optional(),
+    partial: z.boolean().optional(),
+    partial_reason: BodyPartialReason.optional(),
+  }),
+  // An empty file the agent created and never wrote, removed after its correction round failed.
+  file_removed: z.object({
+    ...base,
+    type: z.literal('file_removed'),
+    agent,
+    file_id: z.string(),
+    title: z.string(),
+    reason: z.literal('empty_file_unwritten'),
+  }),
+  // A step taken over by another worker after the first went away (docs/ai-writes.md): what the
+  // step had finished stands and is not sent again; the frames between `valid_through_id` (an SSE
+  // id, 0 when nothing of the step stands) and this frame belong to an unfinished model call
+  // that is redone, and a client drops them.
+  step_resumed: z.object({
+    ...base,
+    type: z.literal('step_resumed'),
+    agent,
+    step: z.number().int(),
+    resumed_turn: z.number().int().nonnegative(),
+    valid_through_id: z.number().int().nonnegative(),
   }),
   handoff: z.object({
     ...base,
@@ -142,6 +193,8 @@ export const SseFrame = z.discriminatedUnion('type', [
   FrameSchemas.file_start,
   FrameSchemas.file_delta,
   FrameSchemas.file_saved,
+  FrameSchemas.file_removed,
+  FrameSchemas.step_resumed,
   FrameSchemas.handoff,
   FrameSchemas.steering_received,
   FrameSchemas.clarification_requested,
@@ -196,3 +249,29 @@ export const SSE_HEADERS = {
   'x-accel-buffering': 'no',
   'x-quill-protocol': SSE_PROTOCOL_VERSION,
 } as const;
+
+/**
+ * What a client shows of a run's frames, given `step_resumed` (docs/ai-writes.md): on each one,
+ * the frames of its step that came after `valid_through_id` are dropped (with 0, the step's
+ * frames from its `agent_start` on). `id` is each frame's SSE id (its JetStream sequence).
+ */
+export function standingFrames<T extends { id: number; frame: SseFrame }>(received: readonly T[]): T[] {
+  const kept: T[] = [];
+  for (const entry of received) {
+    if (entry.frame.type === 'step_resumed') {
+      const { valid_through_id: through, step } = entry.frame;
+      let from = kept.length;
+      if (through > 0) {
+        while (from > 0 && kept[from - 1]!.id > through) from--;
+      } else {
+        const start = kept.findLastIndex(
+          (item) => item.frame.type === 'agent_start' && item.frame.step === step,
+        );
+        if (start !== -1) from = start;
+      }
+      kept.splice(from);
+    }
+    kept.push(entry);
+  }
+  return kept;
+}

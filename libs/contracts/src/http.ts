@@ -117,3 +117,12 @@ export const RevertFileBody = z.strictObject({
   expected_version: z.number().int().nonnegative().optional(),
 });
 export type RevertFileBody = z.infer<typeof RevertFileBody>;
+
+/**
+ * Accepting an AI draft (docs/ai-writes.md): its text becomes a new `author` version of the file
+ * it was drafted for, if that file is still at `expected_version`; the draft is then deleted.
+ */
+export const AcceptDraftBody = z.strictObject({
+  expected_version: z.number().int().nonnegative().max(2_147_483_647),
+});
+export type AcceptDraftBody = z.infer<typeof AcceptDraftBody>;

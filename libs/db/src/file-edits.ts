@@ -146,7 +146,7 @@ export async function latestVersionBySource(
 ): Promise<FileVersion | null> {
   if (!isUuid(fileId)) return null;
   const { rows } = await db.query<FileVersionRow>(
-    `SELECT id, file_id, version, content, source, run_id, created_at FROM file_versions
+    `SELECT id, file_id, version, content, source, run_id, partial_reason, created_at FROM file_versions
      WHERE file_id = $1 AND source = $2 ORDER BY version DESC LIMIT 1`,
     [fileId, source],
   );

@@ -14,6 +14,8 @@ export interface ProjectFile {
   authorSaved: boolean;
   deleted: boolean;
   visibility: string;
+  /** Set on an AI draft: the file whose body it would have replaced (docs/ai-writes.md). */
+  draftOf: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -25,6 +27,8 @@ export interface FileVersion {
   content: string;
   source: VersionSource;
   runId: string | null;
+  /** Why this version holds an incomplete body; null when it is complete. */
+  partialReason: string | null;
   createdAt: string;
 }
 
@@ -39,6 +43,7 @@ export interface FileRow {
   author_saved: boolean;
   deleted: boolean;
   visibility: string;
+  draft_of: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -50,11 +55,13 @@ export interface FileVersionRow {
   content: string;
   source: VersionSource;
   run_id: string | null;
+  partial_reason: string | null;
   created_at: string;
 }
 
 export const FILE_COLUMNS =
-  'f.id, f.project_id, f.folder, f.title, f.file_type, f.content, f.version, f.author_saved, f.deleted, f.visibility, f.created_at, f.updated_at';
+  'f.id, f.project_id, f.folder, f.title, f.file_type, f.content, f.version, f.author_saved, f.deleted, f.visibility, f.draft_of, f.created_at, f.updated_at';
+const VERSION_COLUMNS = 'id, file_id, version, content, source, run_id, partial_reason, created_at';
 
 export function toFile(row: FileRow): ProjectFile {
   return {
@@ -68,6 +75,7 @@ export function toFile(row: FileRow): ProjectFile {
     authorSaved: row.author_saved,
     deleted: row.deleted,
     visibility: row.visibility,
+    draftOf: row.draft_of,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -81,6 +89,7 @@ export function toFileVersion(row: FileVersionRow): FileVersion {
     content: row.content,
     source: row.source,
     runId: row.run_id,
+    partialReason: row.partial_reason,
     createdAt: row.created_at,
   };
 }
@@ -160,6 +169,8 @@ export async function saveFileContent(
     source: VersionSource;
     runId?: string | null;
     projectId?: string;
+    /** Idempotency key of an AI write (see ai-writes.ts). */
+    writeKey?: string;
   },
 ): Promise<number> {
   if (!isUuid(input.fileId) || (input.projectId !== undefined && !isUuid(input.projectId))) {
@@ -172,10 +183,17 @@ export async function saveFileContent(
        WHERE id = $1 AND NOT deleted AND ($5::uuid IS NULL OR project_id = $5)
        RETURNING id, version, content
      )
-     INSERT INTO file_versions (file_id, version, content, source, run_id)
-     SELECT id, version, content, $3::text, $4::uuid FROM f
+     INSERT INTO file_versions (file_id, version, content, source, run_id, write_key)
+     SELECT id, version, content, $3::text, $4::uuid, $6 FROM f
      RETURNING version`,
-    [input.fileId, input.content, input.source, input.runId ?? null, input.projectId ?? null],
+    [
+      input.fileId,
+      input.content,
+      input.source,
+      input.runId ?? null,
+      input.projectId ?? null,
+      input.writeKey ?? null,
+    ],
   );
   if (!rows[0]) throw new FileNotFoundError(input.fileId);
   return rows[0].version;
@@ -185,7 +203,7 @@ export async function saveFileContent(
 export async function listFileVersions(db: Queryable, fileId: string): Promise<FileVersion[]> {
   if (!isUuid(fileId)) return [];
   const { rows } = await db.query<FileVersionRow>(
-    `SELECT id, file_id, version, content, source, run_id, created_at FROM file_versions
+    `SELECT ${VERSION_COLUMNS} FROM file_versions
      WHERE file_id = $1 ORDER BY version DESC`,
     [fileId],
   );
@@ -199,7 +217,7 @@ export async function getFileVersion(
 ): Promise<FileVersion | null> {
   if (!isUuid(fileId)) return null;
   const { rows } = await db.query<FileVersionRow>(
-    `SELECT id, file_id, version, content, source, run_id, created_at FROM file_versions
+    `SELECT ${VERSION_COLUMNS} FROM file_versions
      WHERE file_id = $1 AND version = $2`,
     [fileId, version],
   );

@@ -1,4 +1,13 @@
 export {
+  type AiBodyInput,
+  type AiBodySave,
+  DRAFT_SUFFIX,
+  type DraftReason,
+  draftTitle,
+  findAiWrite,
+  saveAiBody,
+} from './ai-writes.ts';
+export {
   type FileSearchHit,
   type FileSummary,
   getFileContents,
@@ -87,7 +96,7 @@ export {
   mergeMessageRouting,
   projectHasAssistantReply,
 } from './routing.ts';
-export { RunFencedError, withRunFence } from './run-fence.ts';
+export { DEFAULT_WRITE_RETRY_MS, type RunFence, RunFencedError, withRunFence } from './run-fence.ts';
 export {
   ACTIVE_RUN_PHASES,
   bumpRunEpoch,
@@ -132,6 +141,8 @@ export {
   setSkillEnabled,
   skillReadUsage,
 } from './skills.ts';
+export { loadStepJournal, type StepJournal, saveStepJournal } from './step-journals.ts';
+export { isTransientDbError, type RetryPolicy, retryDelay, retryTransient } from './transient.ts';
 export {
   type ModelUsage,
   recordUsage,

@@ -2,6 +2,10 @@ import type { Phase } from '@quill/contracts';
 import type pg from 'pg';
 import { isUuid } from './ids.ts';
 import { withTransaction } from './pool.ts';
+import { type RetryPolicy, retryTransient } from './transient.ts';
+
+/** How long a fenced write keeps retrying a database fault before the step gives up. */
+export const DEFAULT_WRITE_RETRY_MS = 30_000;
 
 /** A write from a worker that no longer owns the run (DESIGN.md: a lost lease must not commit). */
 export class RunFencedError extends Error {
@@ -24,17 +28,41 @@ export class RunFencedError extends Error {
   }
 }
 
+export interface RunFence {
+  runId: string;
+  epoch: number;
+  /**
+   * Transient database faults (connection reset, too many clients, serialization failures) are
+   * retried with back-off for this long (default DEFAULT_WRITE_RETRY_MS; 0 disables). Each try is
+   * a fresh transaction re-checking the fence, so a lease lost meanwhile is still refused.
+   */
+  retryMs?: number;
+  onRetry?: RetryPolicy['onRetry'];
+}
+
 /**
  * Runs fn in a transaction that commits only while the run is `running` at the caller's epoch.
  * The row is held FOR SHARE until commit, so a takeover (bumpRunEpoch) or finishRun waits for an
- * in-flight write, and every write that starts after them is refused.
+ * in-flight write, and every write that starts after them is refused. fn may run more than once
+ * (see RunFence.retryMs): it must only touch the database through the client it is given.
  */
 export async function withRunFence<T>(
   pool: pg.Pool,
-  fence: { runId: string; epoch: number },
+  fence: RunFence,
   fn: (client: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
   if (!isUuid(fence.runId)) throw new RunFencedError(fence.runId, fence.epoch, null, null);
+  const maxMs = fence.retryMs ?? DEFAULT_WRITE_RETRY_MS;
+  const once = () => fencedTransaction(pool, fence, fn);
+  if (maxMs <= 0) return once();
+  return retryTransient(once, { maxMs, ...(fence.onRetry ? { onRetry: fence.onRetry } : {}) });
+}
+
+function fencedTransaction<T>(
+  pool: pg.Pool,
+  fence: RunFence,
+  fn: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
   return withTransaction(pool, async (client) => {
     const { rows } = await client.query<{ phase: Phase; epoch: number }>(
       'SELECT phase, epoch FROM runs WHERE run_id = $1 FOR SHARE',

@@ -1,6 +1,14 @@
 import { createFile, findFileByTitle, type ProjectFile, withRunFence } from '@quill/db';
 import { z } from 'zod';
-import { failure, ok, type PendingFile, recordOwnWrite, type ToolResult, type ToolSpec } from './types.ts';
+import {
+  failure,
+  fenceOf,
+  ok,
+  type PendingFile,
+  recordOwnWrite,
+  type ToolResult,
+  type ToolSpec,
+} from './types.ts';
 
 export const FILE_TYPES = ['draft', 'outline', 'character', 'setting', 'note', 'script'] as const;
 
@@ -26,26 +34,22 @@ export const createFileTool: ToolSpec<typeof CreateFileArgs> = {
     const folder = args.folder ?? '';
     const pending = context.state.pendingFile;
     if (pending) return blockedByPending(pending, args.title, folder);
-    const outcome = await withRunFence(
-      context.pool,
-      { runId: context.runId, epoch: context.epoch },
-      async (client): Promise<Created> => {
-        const existing = await findFileByTitle(client, context.projectId, folder, args.title);
-        if (!existing) {
-          const file = await createFile(client, {
-            projectId: context.projectId,
-            title: args.title,
-            fileType: args.file_type,
-            folder,
-          });
-          return { kind: 'created', file };
-        }
-        // A file the author saved is theirs: chat never overwrites it whole (seed 000 受保护稿件).
-        if (existing.authorSaved) return { kind: 'protected', file: existing };
-        if (existing.fileType !== args.file_type) return { kind: 'type_clash', file: existing };
-        return { kind: 'reused', file: existing };
-      },
-    );
+    const outcome = await withRunFence(context.pool, fenceOf(context), async (client): Promise<Created> => {
+      const existing = await findFileByTitle(client, context.projectId, folder, args.title);
+      if (!existing) {
+        const file = await createFile(client, {
+          projectId: context.projectId,
+          title: args.title,
+          fileType: args.file_type,
+          folder,
+        });
+        return { kind: 'created', file };
+      }
+      // A file the author saved is theirs: chat never overwrites it whole (seed 000 受保护稿件).
+      if (existing.authorSaved) return { kind: 'protected', file: existing };
+      if (existing.fileType !== args.file_type) return { kind: 'type_clash', file: existing };
+      return { kind: 'reused', file: existing };
+    });
     const { file } = outcome;
     if (outcome.kind === 'protected') {
       return failure(
@@ -59,7 +63,13 @@ export const createFileTool: ToolSpec<typeof CreateFileArgs> = {
         `“${file.title}” already exists in this folder as a ${file.fileType} file (id ${file.id}); choose another title.`,
       );
     }
-    context.state.pendingFile = { fileId: file.id, title: file.title, fileType: file.fileType, folder };
+    context.state.pendingFile = {
+      fileId: file.id,
+      title: file.title,
+      fileType: file.fileType,
+      folder,
+      baseVersion: file.version,
+    };
     if (outcome.kind === 'created') recordOwnWrite(context.state, file.id, file.version, file.content);
     return ok(
       outcome.kind === 'created'

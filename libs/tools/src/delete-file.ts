@@ -1,6 +1,6 @@
 import { lockFile, lockFilesUnderFolder, type ProjectFile, softDeleteFiles, withRunFence } from '@quill/db';
 import { z } from 'zod';
-import { failure, ok, type ToolSpec } from './types.ts';
+import { failure, fenceOf, ok, type ToolSpec } from './types.ts';
 
 const DeleteFileArgs = z
   .strictObject({
@@ -23,6 +23,7 @@ const DeleteFileArgs = z
 
 type DeleteOutcome =
   | { kind: 'not_found' }
+  | { kind: 'stale'; files: ProjectFile[] }
   | { kind: 'protected'; files: ProjectFile[] }
   | { kind: 'deleted'; files: ProjectFile[] };
 
@@ -35,7 +36,7 @@ export const deleteFileTool: ToolSpec<typeof DeleteFileArgs> = {
   async handle(args, context) {
     const outcome = await withRunFence(
       context.pool,
-      { runId: context.runId, epoch: context.epoch },
+      fenceOf(context),
       async (client): Promise<DeleteOutcome> => {
         const single = args.id ? await lockFile(client, context.projectId, args.id) : null;
         const files = args.id
@@ -48,6 +49,12 @@ export const deleteFileTool: ToolSpec<typeof DeleteFileArgs> = {
         // earlier offer) authorises deleting what the author saved; a folder goes all or nothing.
         const protectedFiles = files.filter((file) => file.authorSaved);
         if (protectedFiles.length > 0) return { kind: 'protected', files: protectedFiles };
+        // Changed since the step last saw it (by the author or another run): not the AI's to drop.
+        const moved = files.filter((file) => {
+          const seen = context.state.readSnapshots.get(file.id);
+          return seen !== undefined && seen.version !== file.version;
+        });
+        if (moved.length > 0) return { kind: 'stale', files: moved };
         await softDeleteFiles(
           client,
           context.projectId,
@@ -63,6 +70,12 @@ export const deleteFileTool: ToolSpec<typeof DeleteFileArgs> = {
       );
     }
     const titles = outcome.files.map((file) => `“${file.title}”`).join(', ');
+    if (outcome.kind === 'stale') {
+      return failure(
+        'stale_content',
+        `${titles} changed since you last saw them; nothing was deleted. Read them again with query_files first.`,
+      );
+    }
     if (outcome.kind === 'protected') {
       return failure(
         'protected_manuscript',

@@ -1,7 +1,7 @@
-import { lockFile, type ProjectFile, saveFileContent, withRunFence } from '@quill/db';
+import { findAiWrite, lockFile, type ProjectFile, saveFileContent, withRunFence } from '@quill/db';
 import { z } from 'zod';
 import { authorEditsSinceAi, touchesAuthorEdits } from './author-changes.ts';
-import { failure, ok, recordOwnWrite, type ToolResult, type ToolSpec } from './types.ts';
+import { failure, fenceOf, ok, recordOwnWrite, type ToolResult, type ToolSpec, writeKeyOf } from './types.ts';
 
 const EditFileArgs = z
   .strictObject({
@@ -52,13 +52,19 @@ export const editFileTool: ToolSpec<typeof EditFileArgs> = {
   writesFiles: true,
   async handle(args, context) {
     const seen = context.state.readSnapshots.get(args.id);
+    const writeKey = writeKeyOf(context);
     const outcome = await withRunFence(
       context.pool,
-      { runId: context.runId, epoch: context.epoch },
+      fenceOf(context),
       async (client): Promise<EditOutcome> => {
         // Locked until commit: the author's save cannot slip in between the compare and the write.
         const file = await lockFile(client, context.projectId, args.id);
         if (!file) return { kind: 'not_found' };
+        // This very call already committed (a retry after an unknown commit, a redone step).
+        const done = writeKey ? await findAiWrite(client, writeKey) : null;
+        if (done?.fileId === file.id) {
+          return { kind: 'saved', file, version: done.version, content: file.content, touched: false, at: 0 };
+        }
         if (seen && seen.content !== file.content) {
           return { kind: 'stale', file, readVersion: seen.version };
         }
@@ -73,6 +79,7 @@ export const editFileTool: ToolSpec<typeof EditFileArgs> = {
           content,
           source: 'ai',
           runId: context.runId,
+          ...(writeKey ? { writeKey } : {}),
         });
         const touched = touchesAuthorEdits(edits, planned.start, planned.end);
         return { kind: 'saved', file, version, content, touched, at: planned.start };

@@ -1,4 +1,5 @@
 import type { AgentRole } from '@quill/contracts';
+import { isTransientDbError } from '@quill/db';
 import { z } from 'zod';
 import { handoffToAgentTool, requestClarificationTool } from './control-tools.ts';
 import { createFileTool } from './create-file.ts';
@@ -123,6 +124,9 @@ export async function executeTool(
     if (error instanceof Error && error.name === 'RunFencedError') {
       return failure('run_not_active', 'This run is no longer active; nothing was changed.');
     }
+    // The database stayed unreachable through the fence's retries: a platform fault the model
+    // cannot work around, so the step fails (and is refunded) rather than the model being told.
+    if (isTransientDbError(error)) throw error;
     // The detail goes to the log; the model (and the author's tool card) get a fixed text.
     onUnexpected?.(error);
     return failure('tool_error', 'The tool failed unexpectedly; nothing was changed by this call.');

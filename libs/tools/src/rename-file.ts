@@ -1,6 +1,6 @@
 import { findFileByTitle, lockFile, type ProjectFile, setFileTitle, withRunFence } from '@quill/db';
 import { z } from 'zod';
-import { failure, ok, type ToolSpec } from './types.ts';
+import { failure, fenceOf, ok, type ToolSpec } from './types.ts';
 
 const RenameFileArgs = z.strictObject({
   id: z.uuid(),
@@ -9,6 +9,7 @@ const RenameFileArgs = z.strictObject({
 
 type RenameOutcome =
   | { kind: 'not_found' }
+  | { kind: 'stale'; file: ProjectFile; seenVersion: number }
   | { kind: 'duplicate'; file: ProjectFile; other: ProjectFile }
   | { kind: 'renamed'; file: ProjectFile };
 
@@ -20,12 +21,15 @@ export const renameFileTool: ToolSpec<typeof RenameFileArgs> = {
   parameters: RenameFileArgs,
   writesFiles: true,
   async handle(args, context) {
+    const seen = context.state.readSnapshots.get(args.id);
     const outcome = await withRunFence(
       context.pool,
-      { runId: context.runId, epoch: context.epoch },
+      fenceOf(context),
       async (client): Promise<RenameOutcome> => {
         const file = await lockFile(client, context.projectId, args.id);
         if (!file) return { kind: 'not_found' };
+        // The author may have renamed or rewritten it since: their title is not the AI's to replace.
+        if (seen && seen.version !== file.version) return { kind: 'stale', file, seenVersion: seen.version };
         const other = await findFileByTitle(client, context.projectId, file.folder, args.new_title);
         if (other && other.id !== file.id) return { kind: 'duplicate', file, other };
         if (file.title !== args.new_title) await setFileTitle(client, file.id, args.new_title);
@@ -34,6 +38,12 @@ export const renameFileTool: ToolSpec<typeof RenameFileArgs> = {
     );
     if (outcome.kind === 'not_found')
       return failure('file_not_found', `No file with id ${args.id} in this project.`);
+    if (outcome.kind === 'stale') {
+      return failure(
+        'stale_content',
+        `“${outcome.file.title}” changed since you last saw it (version ${outcome.seenVersion} → ${outcome.file.version}; the author may be editing it). Nothing was renamed: read it again with query_files first.`,
+      );
+    }
     if (outcome.kind === 'duplicate') {
       return failure(
         'duplicate_title',

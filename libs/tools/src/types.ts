@@ -8,6 +8,11 @@ export interface PendingFile {
   title: string;
   fileType: string;
   folder?: string;
+  /**
+   * The version create_file made (0) or reused: the body is saved into the file only while it is
+   * still at this version; otherwise it becomes a draft next to it (docs/ai-writes.md).
+   */
+  baseVersion: number;
 }
 
 /** What the model saw of a file: the full text at `version`, and whether it saw all of it. */
@@ -78,6 +83,15 @@ export interface ToolContext {
   readonly userId: string;
   readonly role: AgentRole;
   readonly state: ToolRunState;
+  /** The dispatched step; with `callKey` it makes each write's idempotency key. */
+  readonly step?: number;
+  /**
+   * Unique per tool call within the step (the turn and the call's id), set by the worker: a write
+   * retried after an unknown commit outcome, or redone after a takeover, finds its own version.
+   */
+  readonly callKey?: string;
+  /** How long fenced writes retry transient database faults (DATABASE_WRITE_RETRY_MS). */
+  readonly writeRetryMs?: number;
   /** Set per call by the worker so a long tool can report progress on its own tool card. */
   readonly reportProgress?: (progress: ToolProgress) => void;
   /** Per-request budget for skill text (AGENT_SKILL_TOKEN_BUDGET); the skill tools default it. */
@@ -104,6 +118,20 @@ export interface ToolSpec<S extends z.ZodType = z.ZodType> {
 export interface ToolDefinition {
   type: 'function';
   function: { name: string; description: string; parameters: Record<string, unknown> };
+}
+
+/** The write fence of a tool call: the run's lease and how long a database fault is retried. */
+export function fenceOf(context: ToolContext): { runId: string; epoch: number; retryMs?: number } {
+  return {
+    runId: context.runId,
+    epoch: context.epoch,
+    ...(context.writeRetryMs !== undefined ? { retryMs: context.writeRetryMs } : {}),
+  };
+}
+
+/** The idempotency key of a tool call's write, when the worker gave the call one. */
+export function writeKeyOf(context: ToolContext): string | undefined {
+  return context.callKey ? `${context.runId}:s${context.step ?? 0}:${context.callKey}` : undefined;
 }
 
 export const ok = (summary: string, data: Record<string, unknown>): ToolResult => ({

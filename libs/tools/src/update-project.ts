@@ -2,7 +2,7 @@ import { getProjectWorkspace, updateProjectWorkspace, withRunFence } from '@quil
 import { z } from 'zod';
 import { NOTES_MAX_CHARS, withProposals } from './project-notes.ts';
 import { type BoardTask, doneEvidenceProblems, TaskBoard } from './task-board.ts';
-import { failure, ok, type ToolResult, type ToolSpec } from './types.ts';
+import { failure, fenceOf, ok, type ToolResult, type ToolSpec } from './types.ts';
 
 const ProjectInfo = z.strictObject({
   genre: z.string().trim().max(100).optional(),
@@ -48,7 +48,7 @@ export const updateProjectTool: ToolSpec<typeof UpdateProjectArgs> = {
     }
     const outcome = await withRunFence(
       context.pool,
-      { runId: context.runId, epoch: context.epoch },
+      fenceOf(context),
       async (client): Promise<UpdateOutcome> => {
         const stored = await getProjectWorkspace(client, context.projectId, { lock: true });
         if (!stored) return { kind: 'missing' };

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ChatRequestBody } from './chat-request.ts';
 import { preciseNow } from './chunk-writer.ts';
 import { planCompletion } from './completion-plan.ts';
+import type { Gates } from './gates.ts';
 import { headerValue, numericHeader, parseJson, providerError, sendJson } from './http-io.ts';
 import { buildCompletion } from './json-response.ts';
 import type { RecordedRequest, RequestLog } from './request-log.ts';
@@ -25,6 +26,7 @@ export interface IdSource {
 }
 
 export interface ChatCompletionsDependencies {
+  gates: Gates;
   settings: CompletionSettings;
   scripts: ScriptStore;
   requestLog: RequestLog;
@@ -109,6 +111,14 @@ export function createChatCompletionsHandler(
         ttftMs,
         tokensPerSecond,
         signal,
+        ...(step.pause
+          ? {
+              pause: {
+                atChars: step.pause_at_chars ?? 0,
+                hold: () => dependencies.gates.hold(step.pause!, signal),
+              },
+            }
+          : {}),
         onContent: (delta, emittedAt) => {
           contentLength += delta.length;
           stream.content_end.push(contentLength);

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Gates } from './gates.ts';
 import { parseJson, readBody, sendJson } from './http-io.ts';
 import type { RequestLog } from './request-log.ts';
 import { Script } from './script-schema.ts';
@@ -13,8 +14,22 @@ export async function handleControlRoute(
   request: IncomingMessage,
   response: ServerResponse,
   url: URL,
-  state: { scripts: ScriptStore; requestLog: RequestLog },
+  state: { scripts: ScriptStore; requestLog: RequestLog; gates: Gates },
 ): Promise<boolean> {
+  // Gates (see gates.ts): GET waits until a stream is held there, POST …/release lets it go.
+  const gate = /^\/__gates\/([\w-]+)(\/release)?$/.exec(url.pathname);
+  if (gate) {
+    if (request.method === 'POST' && gate[2]) {
+      state.gates.release(gate[1]!);
+      sendJson(response, 200, { ok: true });
+      return true;
+    }
+    if (request.method === 'GET' && !gate[2]) {
+      await state.gates.reached(gate[1]!);
+      sendJson(response, 200, { reached: true });
+      return true;
+    }
+  }
   const route = `${request.method} ${url.pathname}`;
   switch (route) {
     case 'GET /__health':

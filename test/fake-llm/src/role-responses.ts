@@ -78,13 +78,25 @@ export function defaultStep(role: string | undefined, messages: readonly ChatReq
 }
 
 function fileTaskStep(task: FileTask, messages: readonly ChatRequestMessage[]): TextStep {
+  // An author who names the file (写《…》) gets that title, so concurrent runs in one project
+  // (benchmarks) each write their own file.
+  const title = requestedTitle(messages) ?? task.title;
   if (!awaitsFileBody(messages)) {
     return {
       text: task.announce,
-      tool_calls: [{ name: 'create_file', arguments: { title: task.title, file_type: task.fileType } }],
+      tool_calls: [{ name: 'create_file', arguments: { title, file_type: task.fileType } }],
     };
   }
   return text(`<file>\n${task.body()}\n</file>\n${task.wrapUp}`);
+}
+
+function requestedTitle(messages: readonly ChatRequestMessage[]): string | undefined {
+  for (const message of messages.toReversed()) {
+    if (message.role !== 'user' || typeof message.content !== 'string') continue;
+    const named = /写《([^》\n]{1,60})》/.exec(message.content);
+    if (named) return named[1];
+  }
+  return undefined;
 }
 
 /**

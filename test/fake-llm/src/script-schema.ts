@@ -32,6 +32,9 @@ export const TextStep = z.object({
   no_usage: z.boolean().optional(),
   /** Streams this many characters of `text`, then destroys the socket mid-stream. */
   disconnect_after_chars: z.number().int().nonnegative().optional(),
+  /** Holds the stream at the named gate once this many characters of `text` are out (see gates.ts). */
+  pause: z.string().min(1).optional(),
+  pause_at_chars: z.number().int().nonnegative().optional(),
   ...Pacing,
 });
 export type TextStep = z.infer<typeof TextStep>;

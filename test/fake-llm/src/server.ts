@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { createChatCompletionsHandler, type IdSource } from './chat-completions.ts';
 import { handleControlRoute } from './control-routes.ts';
+import { createGates } from './gates.ts';
 import { BodyTooLargeError, headerValue, providerError, readBody, sendJson } from './http-io.ts';
 import { createRequestLog, type RecordedRequest, type RequestFilter } from './request-log.ts';
 import { Script, type ScriptInput } from './script-schema.ts';
@@ -32,6 +33,10 @@ export interface FakeLlm {
   clearScripts(): void;
   requests(filter?: RequestFilter): RecordedRequest[];
   clearRequests(): void;
+  /** Resolves once a scripted stream is held at the named gate (script step `pause`). */
+  gateReached(name: string): Promise<void>;
+  /** Lets streams held at the named gate go on. */
+  releaseGate(name: string): void;
 }
 
 export const DEFAULT_FAKE_MODEL = 'quill-fake-1';
@@ -40,7 +45,9 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
   const model = options.model ?? DEFAULT_FAKE_MODEL;
   const scripts = createScriptStore();
   const requestLog = createRequestLog(options.maxRecordedRequests ?? 10_000);
+  const gates = createGates();
   const handleChat = createChatCompletionsHandler({
+    gates,
     settings: {
       model,
       ttftMs: options.ttftMs ?? 0,
@@ -54,7 +61,7 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
 
   const route = async (request: IncomingMessage, response: ServerResponse, signal: AbortSignal) => {
     const url = new URL(request.url ?? '/', 'http://fake-llm');
-    if (await handleControlRoute(request, response, url, { scripts, requestLog })) return;
+    if (await handleControlRoute(request, response, url, { scripts, requestLog, gates })) return;
     if (!url.pathname.startsWith('/v1/')) {
       sendJson(response, 404, providerError(`unknown path ${url.pathname}`, 'invalid_request_error', null));
       return;
@@ -117,6 +124,8 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     clearScripts: () => scripts.clear(),
     requests: (filter) => requestLog.list(filter),
     clearRequests: () => requestLog.clear(),
+    gateReached: (name) => gates.reached(name),
+    releaseGate: (name) => gates.release(name),
   };
 }
 

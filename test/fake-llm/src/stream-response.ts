@@ -13,6 +13,8 @@ export interface StreamSettings {
   signal: AbortSignal;
   /** Told of every content delta as it is stamped (the request log keeps them for benchmarks). */
   onContent?: (delta: string, emittedAt: number) => void;
+  /** Hold the stream once this many characters of text are out, until `hold` resolves. */
+  pause?: { atChars: number; hold: () => Promise<void> };
 }
 
 type Delta = Record<string, unknown>;
@@ -59,7 +61,15 @@ export async function writeCompletionStream(
   const deltas = tokenDeltas(plan);
   const interval = settings.tokensPerSecond > 0 ? 1000 / settings.tokensPerSecond : 0;
   const start = performance.now();
+  let textOut = 0;
+  let paused = settings.pause === undefined;
   for (const [index, delta] of deltas.entries()) {
+    if (!paused && settings.pause && textOut >= settings.pause.atChars) {
+      paused = true;
+      await writer.flush();
+      await settings.pause.hold();
+    }
+    if (typeof delta.content === 'string') textOut += delta.content.length;
     if (interval > 0) {
       // Due times are absolute, so a late timer catches up instead of slowing the whole stream.
       const dueAt = start + index * interval;
@@ -74,6 +84,7 @@ export async function writeCompletionStream(
     await writer.push(line(delta, null));
   }
   await writer.flush();
+  if (!paused && settings.pause) await settings.pause.hold();
 
   if (plan.disconnect) {
     response.socket?.destroy();

@@ -1,4 +1,5 @@
 import {
+  AcceptDraftBody,
   CreateFileBody,
   ProjectFileParams,
   ProjectIdParams,
@@ -112,6 +113,33 @@ export function registerFileRoutes(
     return { file: fileBody(await requireFile(pool, projectId, fileId), true), reverted_to: body.version };
   });
 
+  // The draft's text replaces the original as the author's own save, so the usual optimistic
+  // check applies to the original; the draft goes away in the same transaction.
+  app.post('/projects/:projectId/files/:fileId/accept-draft', async (request) => {
+    const { projectId, fileId } = parseInput(ProjectFileParams, request.params);
+    const body = parseInput(AcceptDraftBody, request.body);
+    await requireProject(pool, requireUser(request), projectId, 'write');
+    const draft = await requireFile(pool, projectId, fileId);
+    if (draft.draftOf === null) throw new QuillError('not_found');
+    const original = await requireFile(pool, projectId, draft.draftOf);
+    const saved = await withTransaction(pool, async (client) => {
+      const version = await saveFileContentIfVersion(client, {
+        projectId,
+        fileId: original.id,
+        content: draft.content,
+        expectedVersion: body.expected_version,
+        source: 'author',
+      });
+      if (version !== null) await softDeleteFile(client, projectId, draft.id);
+      return version;
+    });
+    if (saved === null) throw new QuillError('version_conflict');
+    return {
+      file: fileBody(await requireFile(pool, projectId, original.id), true),
+      accepted_draft: draft.id,
+    };
+  });
+
   app.delete('/projects/:projectId/files/:fileId', async (request, reply) => {
     const { projectId, fileId } = parseInput(ProjectFileParams, request.params);
     await requireProject(pool, requireUser(request), projectId, 'write');
@@ -144,6 +172,7 @@ function fileBody(file: ProjectFile, withContent: boolean) {
     version: file.version,
     chars: file.content.length,
     author_saved: file.authorSaved,
+    draft_of: file.draftOf,
     created_at: file.createdAt,
     updated_at: file.updatedAt,
     ...(withContent ? { content: file.content } : {}),
@@ -156,6 +185,8 @@ function versionBody(version: FileVersion) {
     source: version.source,
     run_id: version.runId,
     chars: version.content.length,
+    partial: version.partialReason !== null,
+    partial_reason: version.partialReason,
     created_at: version.createdAt,
   };
 }

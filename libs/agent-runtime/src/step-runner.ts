@@ -1,0 +1,387 @@
+import {
+  type BodyPartialReason,
+  type ChatMessage,
+  type ErrorCode,
+  type FileWrite,
+  frame,
+  type StepResult,
+  type TaskEnvelope,
+} from '@quill/contracts';
+import { deleteEmptyFiles, isTransientDbError, RunFencedError, saveAiBody, withRunFence } from '@quill/db';
+import { LlmCallError, quillErrorCodeFor } from '@quill/llm';
+import type { StopWatch } from '@quill/run-control';
+import { createToolRunState, type PendingFile, promoteReads } from '@quill/tools';
+import type { Logger } from 'pino';
+import { withChatHold } from './chat-hold.ts';
+import { createEmptyFileRound } from './empty-file-round.ts';
+import { fileOperationsFromTranscript } from './file-operations.ts';
+import { createStepEmitter } from './frame-emitter.ts';
+import { fileSavedFrame, partialReasonForStop, runModelTurn, saveOpenCapture } from './model-turn.ts';
+import { createContinuationTracker } from './output-continuation.ts';
+import type { RoleWorkerDependencies } from './role-worker.ts';
+import { createModelCallBudget, softLanding } from './run-budget.ts';
+import { drainSteering } from './steering.ts';
+import {
+  restoreToolState,
+  type StepJournalData,
+  toolStateToJournal,
+  writeStepJournal,
+} from './step-journal.ts';
+import { type StepStop, stepResultFor, stopReasonOf } from './step-outcome.ts';
+import { createToolTurnRunner } from './tool-turn.ts';
+import { createUsageReporter } from './usage-reporter.ts';
+
+export interface StepRun {
+  task: TaskEnvelope;
+  epoch: number;
+  /** The task's delivery count: frames and usage of each delivery have their own ids. */
+  attempt: number;
+  log: Logger;
+  stopWatch: StopWatch;
+  /** Where the previous holder of this step stood, when it left a journal. */
+  journal: StepJournalData | null;
+}
+
+type Base = Omit<StepResult, 'outcome' | 'stop_reason'>;
+
+/**
+ * The role's model/tool loop for one step, journaled after every turn and every body save so a
+ * worker that takes the step over continues from there (docs/ai-writes.md). Returns undefined
+ * when the write lease was lost (another worker owns the step now).
+ */
+export async function runStepTurns(
+  dependencies: RoleWorkerDependencies,
+  run: StepRun,
+): Promise<StepResult | undefined> {
+  const { pool } = dependencies;
+  const { task, epoch, attempt, log, stopWatch, journal } = run;
+  const runId = task.run_id;
+  const fence = { runId, epoch, retryMs: dependencies.settings.writeRetryMs ?? 30_000 };
+  const emitter = withChatHold(
+    createStepEmitter(
+      bus(dependencies),
+      { runId, step: task.step, attempt, agent: task.role },
+      dependencies.settings,
+    ),
+    { holdChat: task.hold_chat === true, ...(journal ? { resume: journal.hold } : {}) },
+  );
+  const state = createToolRunState();
+  if (journal) await restoreToolState(pool, state, journal);
+  const prefix: ChatMessage[] = [
+    ...task.messages,
+    { role: 'user', content: dependencies.directiveFor(task) },
+  ];
+  const messages: ChatMessage[] = [...prefix, ...(journal?.messages ?? [])];
+  const base: Base = {
+    step: task.step,
+    role: task.role,
+    worker_instance: dependencies.instanceId,
+    files_written: [...(journal?.files_written ?? [])],
+    model_calls: journal?.model_calls ?? 0,
+    tool_calls: journal?.tool_calls ?? 0,
+    produced_prose_chars: 0,
+    final_text: journal?.final_text ?? '',
+  };
+  const continuation = createContinuationTracker(
+    dependencies.settings.maxOutputContinuations ?? 3,
+    journal ? { used: journal.continuations_used, open: journal.open_capture } : undefined,
+  );
+  const correction = createEmptyFileRound({
+    enabled: task.read_only !== true,
+    ...(journal ? { corrected: journal.corrected } : {}),
+  });
+  let turn = journal?.turn ?? 0;
+  let loopDone = journal?.loop_done ?? false;
+  let finishReason = journal?.finish_reason ?? 'stop';
+  let validThroughId = journal?.valid_through_id ?? 0;
+  let unannounced: FileWrite[] = [];
+  let inModelCall = false;
+
+  const snapshotJournal = (overrides: Partial<StepJournalData> = {}): StepJournalData => {
+    const open = continuation.snapshot();
+    return {
+      v: 1,
+      role: task.role,
+      turn,
+      loop_done: loopDone,
+      messages: messages.slice(prefix.length),
+      model_calls: base.model_calls,
+      tool_calls: base.tool_calls,
+      files_written: base.files_written,
+      final_text: base.final_text,
+      finish_reason: finishReason,
+      ...toolStateToJournal(state),
+      hold: emitter.snapshot(),
+      continuations_used: open.used,
+      ...(open.open ? { open_capture: open.open } : {}),
+      corrected: [...correction.corrected],
+      unannounced,
+      valid_through_id: validThroughId,
+      ...overrides,
+    };
+  };
+  /** Records that everything so far stands: the frames are stored, then the journal is. */
+  const checkpoint = async (overrides: Partial<StepJournalData> = {}) => {
+    validThroughId = await emitter.settle();
+    await withRunFence(pool, fence, (client) =>
+      writeStepJournal(client, runId, task.step, snapshotJournal(overrides)),
+    );
+  };
+
+  // A body lands compare-and-set (a draft when the file moved on), and the journal records it in
+  // the same transaction, as if the reply had ended at `</file>`: a takeover never writes it again.
+  const saveFileBody = async (
+    file: PendingFile,
+    body: string,
+    partialReason?: BodyPartialReason,
+    replyText = '',
+  ): Promise<FileWrite> => {
+    validThroughId = await emitter.settle();
+    const writeKey = `${runId}:s${task.step}:t${turn}:body:${file.fileId}`;
+    return withRunFence(pool, fence, async (client) => {
+      const saved = await saveAiBody(client, {
+        projectId: task.project_id,
+        fileId: file.fileId,
+        baseVersion: file.baseVersion,
+        content: body,
+        runId,
+        writeKey,
+        partialReason: partialReason ?? null,
+      });
+      const write: FileWrite = {
+        file_id: saved.fileId,
+        title: saved.title,
+        file_type: saved.fileType,
+        version: saved.version,
+        body_chars: body.length,
+        ...(saved.kind === 'drafted'
+          ? {
+              draft_of: { file_id: saved.draftOf.fileId, title: saved.draftOf.title },
+              draft_reason: saved.reason,
+            }
+          : {}),
+        ...(partialReason ? { partial_reason: partialReason } : {}),
+      };
+      // The journal as if the reply had ended at `</file>`; outside a model call (a body left
+      // open by a cut reply, saved after the loop) the transcript and counters are already right.
+      const tools = toolStateToJournal(state);
+      const snapshots = [
+        ...tools.snapshots.filter((snapshot) => snapshot.file_id !== write.file_id),
+        { file_id: write.file_id, version: write.version, full: true, promoted: true },
+      ];
+      await writeStepJournal(client, runId, task.step, {
+        ...snapshotJournal(),
+        ...tools,
+        pending_file: undefined,
+        snapshots,
+        written_file_ids: [...new Set([...tools.written_file_ids, write.file_id])],
+        turn: inModelCall ? turn + 1 : turn,
+        loop_done: true,
+        ...(inModelCall
+          ? {
+              messages: [
+                ...messages.slice(prefix.length),
+                { role: 'assistant' as const, content: `${replyText}<file>\n${body}\n</file>` },
+              ],
+              model_calls: base.model_calls + 1,
+              final_text: base.final_text + replyText,
+            }
+          : {}),
+        files_written: [...base.files_written, write],
+        unannounced: [write],
+      });
+      return write;
+    });
+  };
+
+  const toolTurns = createToolTurnRunner({
+    role: task.role,
+    scope: { readOnly: task.read_only === true, clarifyFirst: task.clarify_first === true },
+    context: {
+      pool,
+      runId,
+      epoch,
+      step: task.step,
+      writeRetryMs: fence.retryMs,
+      projectId: task.project_id,
+      userId: task.user_id,
+      role: task.role,
+      state,
+      ...(dependencies.settings.skillTokenBudget
+        ? { skillTokenBudget: dependencies.settings.skillTokenBudget }
+        : {}),
+    },
+    emitter,
+    log,
+  });
+  const modelCalls = createModelCallBudget(dependencies.redis, dependencies.keys, runId, {
+    maxRunModelCalls: dependencies.settings.maxRunModelCalls ?? 120,
+    counterTtlSeconds: dependencies.settings.modelCallCounterTtlSeconds ?? 86_400,
+  });
+  const usage = createUsageReporter(bus(dependencies), task, attempt, log);
+  const turnDependencies = { emitter, state, runId, saveFileBody };
+  let stepStop: StepStop | undefined;
+  let errorCode: ErrorCode | undefined;
+  let removedEmpty = false;
+
+  if (journal || attempt > 1) {
+    // What the previous holder finished stands; the frames of its unfinished call are void.
+    emitter.emit(
+      frame('step_resumed', runId, {
+        agent: task.role,
+        step: task.step,
+        resumed_turn: turn,
+        valid_through_id: validThroughId,
+      }),
+    );
+    for (const write of journal?.unannounced ?? []) emitter.emit(fileSavedFrame(runId, write));
+  }
+  if (!journal) emitter.emit(frame('agent_start', runId, { agent: task.role, step: task.step }));
+
+  try {
+    for (; !loopDone && turn < dependencies.settings.maxToolTurns; turn++) {
+      if (stopWatch.signal.aborted) break;
+      const [steered, allowed] = await Promise.all([
+        drainSteering(dependencies.redis, dependencies.keys, runId, messages, emitter, task.role),
+        modelCalls.take(),
+      ]);
+      // A drained interjection exists nowhere else now: keep it through a takeover.
+      if (steered > 0) await checkpoint();
+      if (!allowed) {
+        stepStop = { kind: 'stopped', stopReason: 'model_call_cap' };
+        break;
+      }
+      softLanding(turn, dependencies.settings.maxToolTurns, messages);
+      promoteReads(state);
+      inModelCall = true;
+      const result = await runModelTurn(
+        {
+          llm: dependencies.llm,
+          emitter,
+          state,
+          runId,
+          role: task.role,
+          saveFileBody,
+          signal: stopWatch.signal,
+          stopReason: () => stopWatch.reason(),
+          sessionId: task.session_id,
+          onAttempt: usage.hookFor(turn),
+        },
+        { messages, tools: toolTurns.gate.tools, ...continuation.nextCall() },
+      ).finally(() => {
+        inModelCall = false;
+      });
+      unannounced = [];
+      base.model_calls++;
+      correction.observe(result);
+      base.files_written.push(...result.filesWritten);
+      base.final_text += result.text;
+      finishReason = result.finishReason;
+      await usage.flush();
+      if (result.toolCalls.length === 0) {
+        if (continuation.continueAfter(result, messages) || correction.due(state, result, messages, true)) {
+          await checkpoint({ turn: turn + 1 });
+          continue;
+        }
+        loopDone = true;
+        await checkpoint({ turn: turn + 1 });
+        break;
+      }
+      messages.push({ role: 'assistant', content: result.text || null, tool_calls: result.toolCalls });
+      const ran = await toolTurns.run(result.toolCalls, messages, {
+        index: turn,
+        max: dependencies.settings.maxToolTurns,
+      });
+      base.tool_calls += ran.executed;
+      for (const notice of result.notices) messages.push({ role: 'user', content: notice });
+      if (ran.stop && !(ran.stop.kind === 'yield' && correction.due(state, result, messages, false))) {
+        stepStop = ran.stop;
+        loopDone = true;
+        await checkpoint({ turn: turn + 1 });
+        break;
+      }
+      await checkpoint({ turn: turn + 1 });
+    }
+    // A body a truncated reply left open is saved even when no continuation followed it.
+    const leftOpen = continuation.takeOpenCapture();
+    if (leftOpen) {
+      const stopped = stopWatch.reason();
+      const write = await saveOpenCapture(
+        turnDependencies,
+        leftOpen,
+        stopped ? partialReasonForStop(stopped) : 'output_limit',
+      );
+      if (write) base.files_written.push(write);
+    }
+    removedEmpty = await removeUnwrittenFile();
+  } catch (error) {
+    if (error instanceof RunFencedError) {
+      log.warn({ err: error }, 'write lease lost; step abandoned without a result');
+      await emitter.close().catch(() => undefined);
+      return undefined;
+    }
+    if (!stopWatch.signal.aborted) {
+      errorCode =
+        error instanceof LlmCallError
+          ? quillErrorCodeFor(error)
+          : isTransientDbError(error)
+            ? 'storage_unavailable'
+            : 'internal_error';
+      log.error({ err: error, error_code: errorCode }, 'step failed');
+    }
+  }
+
+  // The correction round did not bring the body: the empty file goes, and a step that wrote
+  // nothing else did not do what it was asked (docs/ai-writes.md).
+  async function removeUnwrittenFile(): Promise<boolean> {
+    const pending = state.pendingFile;
+    if (!pending || stopWatch.signal.aborted || (stepStop && stepStop.kind !== 'yield')) return false;
+    const removed = await withRunFence(pool, fence, (client) =>
+      deleteEmptyFiles(client, task.project_id, [pending.fileId]),
+    );
+    state.pendingFile = undefined;
+    if (removed.length === 0) return false;
+    state.writtenFileIds.delete(pending.fileId);
+    emitter.emit(
+      frame('file_removed', runId, {
+        agent: task.role,
+        file_id: pending.fileId,
+        title: pending.title,
+        reason: 'empty_file_unwritten',
+      }),
+    );
+    log.warn({ file_id: pending.fileId }, 'created file left empty after its correction round; removed');
+    return true;
+  }
+
+  // Failed attempts are billed evidence too: their usage goes out whatever ended the step.
+  await usage.flush().catch((error: unknown) => log.error({ err: error }, 'usage report failed'));
+  const stoppedWith = stopWatch.reason();
+  if (!errorCode && removedEmpty && base.files_written.length === 0 && state.writtenFileIds.size === 0) {
+    errorCode = 'empty_file_unwritten';
+  }
+  // A step that ends empty_file_unwritten finished its replies; only a cut reply ends in 'error'.
+  const replyCut = errorCode !== undefined && errorCode !== 'empty_file_unwritten';
+  emitter.emit(
+    frame('message_end', runId, {
+      agent: task.role,
+      stop_reason: stoppedWith ?? (replyCut ? 'error' : stopReasonOf(stepStop, finishReason)),
+    }),
+  );
+  await emitter.close();
+  base.produced_prose_chars = base.final_text.trim().length;
+  Object.assign(base, emitter.report());
+  base.file_operations = fileOperationsFromTranscript(messages, base.files_written);
+  const result: StepResult = stoppedWith
+    ? { ...base, outcome: 'stopped', stop_reason: stoppedWith }
+    : errorCode
+      ? { ...base, outcome: 'failed', stop_reason: 'error', error_code: errorCode }
+      : stepResultFor(base, stepStop, finishReason, state);
+  // Only a takeover reads this: if recording it fails, the result still goes to the router.
+  await withRunFence(pool, { ...fence, retryMs: 0 }, (client) =>
+    writeStepJournal(client, runId, task.step, snapshotJournal({ loop_done: true, result })),
+  ).catch((error: unknown) => log.warn({ err: error }, 'step result not journaled'));
+  return result;
+}
+
+const bus = (dependencies: RoleWorkerDependencies) => dependencies.bus;

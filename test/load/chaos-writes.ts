@@ -1,0 +1,248 @@
+/**
+ * Chaos on the write path (docs/ai-writes.md): batches of concurrent chapter-writing runs on two
+ * replicas of every service, one batch per fault — none, author edits during writing, writers cut
+ * off from Postgres, a NATS restart, a writer killed — and per fault what an author would count:
+ * author texts overwritten, chapters lost, chapters saved twice, runs charged for a platform
+ * fault, and runs that did not end with exactly one terminal frame then `done`.
+ *
+ * It starts its own nats-server (so restarting it touches nobody else) and puts the writers
+ * behind a TCP proxy to Postgres. Loopback only; every loop is bounded.
+ *
+ *   node test/load/chaos-writes.ts [--runs 12] [--faults none,author,pg,nats,kill]
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { isTerminalFrame, type SseFrame } from '@quill/contracts';
+
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '12' },
+    faults: { type: 'string', default: 'none,author,pg,nats,kill' },
+  },
+});
+const RUNS = Number(values.runs);
+const FAULTS = values.faults.split(',').filter(Boolean);
+const PLATFORM_ERRORS = new Set([
+  'internal_error',
+  'storage_unavailable',
+  'worker_lost',
+  'context_unavailable',
+  'invalid_bus_message',
+  'service_unavailable',
+]);
+
+const natsPort = await freePort();
+const natsDir = mkdtempSync(join(tmpdir(), 'quill-chaos-nats-'));
+let nats = startNats();
+await waitForPort(natsPort);
+process.env.NATS_URL = `nats://127.0.0.1:${natsPort}`;
+// The stack reads NATS_URL when it is imported.
+const { startStack } = await import('../support/stack.ts');
+const { startTcpProxy } = await import('../support/tcp-proxy.ts');
+const { readStream, startRun } = await import('../support/sse-client.ts');
+const { listFiles, listFileVersions, getRun } = await import('@quill/db');
+
+const stack = await startStack({
+  // ~4 s per chapter body: long enough for a fault to land in the middle of the writing.
+  fakeLlmProcess: { tokensPerSecond: 150 },
+  replicas: { gateway: 2, router: 2, writer: 0, context: 2, billing: 2 },
+  env: {
+    RUN_ACK_WAIT_S: '4',
+    TASK_ACK_WAIT_S: '4',
+    AGENT_RUN_WALL_CLOCK_TIMEOUT_S: '90',
+    USER_MAX_CONCURRENT_RUNS: String(RUNS),
+    GATEWAY_RATE_LIMIT_PER_MINUTE: '100000',
+    DATABASE_WRITE_RETRY_MS: '30000',
+  },
+});
+const proxy = await startTcpProxy({
+  host: '127.0.0.1',
+  port: Number(new URL(stack.databaseUrl).port || 5432),
+});
+const writerEnv = { DATABASE_URL: proxy.urlFor(stack.databaseUrl) };
+await Promise.all([stack.startService('writer', writerEnv), stack.startService('writer', writerEnv)]);
+
+interface Outcome {
+  fault: string;
+  runs: number;
+  oneTerminal: number;
+  authorOverwritten: number;
+  chaptersLost: number;
+  savedTwice: number;
+  chargedForPlatformFault: number;
+  terminals: Record<string, number>;
+}
+const outcomes: Outcome[] = [];
+const startedAt = performance.now();
+let batch = 0;
+try {
+  for (const fault of FAULTS) outcomes.push(await runBatch(fault, ++batch));
+} finally {
+  await stack.stop().catch(() => undefined);
+  await proxy.close();
+  nats.kill('SIGTERM');
+  rmSync(natsDir, { recursive: true, force: true });
+}
+
+console.log(
+  `chaos-writes: ${RUNS} runs per fault, wall ${((performance.now() - startedAt) / 1000).toFixed(0)} s, load average ${loadavg()
+    .map((value) => value.toFixed(2))
+    .join(' ')}`,
+);
+console.log(
+  'fault    runs  one-terminal  author-overwritten  chapters-lost  saved-twice  charged-for-platform-fault',
+);
+for (const outcome of outcomes) {
+  console.log(
+    `${outcome.fault.padEnd(8)} ${String(outcome.runs).padStart(4)}  ${String(outcome.oneTerminal).padStart(12)}  ${String(outcome.authorOverwritten).padStart(18)}  ${String(outcome.chaptersLost).padStart(13)}  ${String(outcome.savedTwice).padStart(11)}  ${String(outcome.chargedForPlatformFault).padStart(26)}   ${JSON.stringify(outcome.terminals)}`,
+  );
+}
+console.log(JSON.stringify({ bench: 'chaos-writes', runs_per_fault: RUNS, outcomes }));
+process.exit(0);
+
+async function runBatch(fault: string, index: number): Promise<Outcome> {
+  // The fake's default writer names its file after the 《title》 in the request: one file per run.
+  const titles = Array.from({ length: RUNS }, (_, run) => `混沌${index}-${run}章`);
+  const authorTexts = new Map<string, string>();
+  const runs = titles.map(async (title, run) => {
+    const gateway = stack.gateways[run % stack.gateways.length]!;
+    const response = await startRun(gateway, stack.apiKey, {
+      project_id: stack.projectId,
+      message: `写《${title}》`,
+    });
+    let edited = false;
+    const result = await readStream(response, {
+      onFrame: (received) => {
+        // The author opens the chapter as soon as it streams and saves their own text over it.
+        if (fault !== 'author' || edited || run % 2 === 1 || received.frame.type !== 'file_start') return;
+        edited = true;
+        const text = `作者自己的${title}。`;
+        authorTexts.set(title, text);
+        void fetch(`${gateway}/api/v1/projects/${stack.projectId}/files/${received.frame.file_id}`, {
+          method: 'PUT',
+          headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ content: text, expected_version: 0 }),
+        }).then((saved) => {
+          if (saved.status !== 200) authorTexts.delete(title);
+        });
+      },
+    });
+    return {
+      title,
+      frames: result.frames.map((received) => received.frame),
+      runId: response.headers.get('x-quill-run-id'),
+    };
+  });
+  const injected = injectFault(fault);
+  const results = await Promise.all(runs);
+  await injected;
+  // Let settlements land before they are counted.
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+
+  const files = await listFiles(stack.pool, stack.projectId);
+  const outcome: Outcome = {
+    fault,
+    runs: results.length,
+    oneTerminal: 0,
+    authorOverwritten: 0,
+    chaptersLost: 0,
+    savedTwice: 0,
+    chargedForPlatformFault: 0,
+    terminals: {},
+  };
+  for (const { title, frames, runId } of results) {
+    const terminals = frames.filter(isTerminalFrame);
+    if (terminals.length === 1 && frames.at(-1)?.type === 'done') outcome.oneTerminal++;
+    const label = terminalLabel(terminals[0]);
+    outcome.terminals[label] = (outcome.terminals[label] ?? 0) + 1;
+    const chapter = files.find((file) => file.title === title);
+    const drafts = files.filter((file) => chapter && file.draftOf === chapter.id);
+    const aiVersions = (
+      await Promise.all(
+        [chapter, ...drafts]
+          .filter((file) => file !== undefined)
+          .map((file) => listFileVersions(stack.pool, file.id)),
+      )
+    )
+      .flat()
+      .filter((version) => version.source === 'ai');
+    const authorText = authorTexts.get(title);
+    if (authorText !== undefined && chapter?.content !== authorText) outcome.authorOverwritten++;
+    const hasBody = aiVersions.some((version) => version.content.length > 0);
+    if (!hasBody && label === 'workflow_complete') outcome.chaptersLost++;
+    const bodies = aiVersions
+      .filter((version) => version.partialReason === null)
+      .map((version) => version.content);
+    if (new Set(bodies).size < bodies.length) outcome.savedTwice++;
+    const record = runId ? await getRun(stack.pool, runId) : null;
+    const code = terminals[0]?.type === 'error' ? terminals[0].code : undefined;
+    if (code && PLATFORM_ERRORS.has(code) && record?.billingDecision === 'charge')
+      outcome.chargedForPlatformFault++;
+  }
+  return outcome;
+}
+
+async function injectFault(fault: string): Promise<void> {
+  // Half-way into the first bodies: runs start, route, create their files, then stream.
+  await new Promise((resolve) => setTimeout(resolve, 2500));
+  if (fault === 'pg') {
+    proxy.cut();
+    await new Promise((resolve) => setTimeout(resolve, 6000));
+    proxy.restore();
+  } else if (fault === 'nats') {
+    nats.kill('SIGKILL');
+    await new Promise((resolve) => nats.once('exit', resolve));
+    nats = startNats();
+    await waitForPort(natsPort);
+  } else if (fault === 'kill') {
+    const victim = stack.services.find(
+      (service) => service.name === 'writer' && service.child.exitCode === null,
+    );
+    if (victim) {
+      victim.child.kill('SIGKILL');
+      await stack.startService('writer', writerEnv);
+    }
+  }
+}
+
+function terminalLabel(value: SseFrame | undefined): string {
+  if (!value) return 'none';
+  if (value.type === 'error') return `error:${value.code}`;
+  if (value.type === 'workflow_stopped') return `stopped:${value.reason}`;
+  return value.type;
+}
+
+function startNats(): ChildProcess {
+  return spawn('/usr/sbin/nats-server', ['-a', '127.0.0.1', '-p', String(natsPort), '-js', '-sd', natsDir], {
+    stdio: 'ignore',
+  });
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return typeof address === 'object' && address ? address.port : 0;
+}
+
+async function waitForPort(port: number): Promise<void> {
+  const { connect } = await import('node:net');
+  for (let tries = 0; tries < 100; tries++) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (open) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`nothing listens on ${port}`);
+}

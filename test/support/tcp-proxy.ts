@@ -1,0 +1,71 @@
+import { connect, createServer, type Server, type Socket } from 'node:net';
+
+/**
+ * A TCP proxy on loopback that a test controls, to cut a service off from a dependency (here:
+ * PostgreSQL) and let it back in, at points the test chooses. `cut()` destroys every open
+ * connection and resets new ones until `restore()`; `attemptsWhileCut` counts the connections
+ * refused meanwhile, so a test can wait until the service has really tried.
+ */
+export interface TcpProxy {
+  readonly port: number;
+  /** A URL like `target` with its host and port replaced by the proxy's. */
+  urlFor(target: string): string;
+  cut(): void;
+  restore(): void;
+  readonly attemptsWhileCut: number;
+  close(): Promise<void>;
+}
+
+export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+  const open = new Set<Socket>();
+  let isCut = false;
+  let attemptsWhileCut = 0;
+  const server: Server = createServer((client) => {
+    if (isCut) {
+      attemptsWhileCut++;
+      client.resetAndDestroy();
+      return;
+    }
+    const upstream = connect(target.port, target.host);
+    open.add(client);
+    open.add(upstream);
+    const drop = () => {
+      client.destroy();
+      upstream.destroy();
+      open.delete(client);
+      open.delete(upstream);
+    };
+    client.on('error', drop).on('close', drop);
+    upstream.on('error', drop).on('close', drop);
+    client.pipe(upstream);
+    upstream.pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return {
+    port,
+    urlFor(url) {
+      const parsed = new URL(url);
+      parsed.hostname = '127.0.0.1';
+      parsed.port = String(port);
+      return parsed.toString();
+    },
+    cut() {
+      isCut = true;
+      for (const socket of open) socket.resetAndDestroy();
+      open.clear();
+    },
+    restore() {
+      isCut = false;
+    },
+    get attemptsWhileCut() {
+      return attemptsWhileCut;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of open) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
