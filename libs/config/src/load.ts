@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { parse as parseDotenv } from 'dotenv';
 import { z } from 'zod';
 import { CONFIG_KEYS, ConfigSchema, type ConfigValues } from './schema.ts';
+import { productionSecretIssues, type SecretUse } from './secrets.ts';
 
 export interface ConfigConflict {
   readonly key: string;
@@ -41,6 +42,11 @@ export interface ConfigSource {
   dotenv?: Record<string, string>;
   /** Explicit overrides applied last (tests, child processes). */
   overrides?: Partial<Record<keyof ConfigValues, string>>;
+  /**
+   * The secrets this process uses; with NODE_ENV=production each must be set to a real value,
+   * or loading fails (secrets.ts). Unset: none are checked (scripts, tests).
+   */
+  secrets?: readonly SecretUse[];
 }
 
 /**
@@ -74,6 +80,8 @@ export function loadConfig(source: ConfigSource = {}): Config {
     throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
   }
   const values = parsed.data;
+  const secretIssues = productionSecretIssues(values, source.secrets ?? []);
+  if (secretIssues.length > 0) throw new ConfigError(secretIssues);
   return Object.freeze({
     ...values,
     instanceId: values.SERVICE_INSTANCE_ID ?? `${hostname()}-${process.pid}`,
