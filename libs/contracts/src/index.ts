@@ -7,4 +7,5 @@ export * from './http.ts';
 export * from './roles.ts';
 export * from './skills.ts';
 export * from './subjects.ts';
+export * from './text.ts';
 export * from './time.ts';

@@ -7,8 +7,11 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { createAuthenticator } from './auth.ts';
+import { installCors } from './cors.ts';
+import { frameworkErrorOptions } from './framework-errors.ts';
 import { createHeartbeats } from './heartbeats.ts';
 import { installErrorHandler } from './http-errors.ts';
+import { createMethodIndex } from './method-index.ts';
 import { installRateLimit } from './rate-limit.ts';
 import { registerAgentRoutes } from './routes/agent.ts';
 import { registerAgentControlRoutes } from './routes/agent-control.ts';
@@ -52,6 +55,8 @@ export interface GatewayDependencies {
     rateLimitPerMinute: number;
     jwtSecret: string;
     jwtTtlSeconds: number;
+    /** Browser origins allowed cross-origin (GATEWAY_CORS_ORIGINS). */
+    corsOrigins: readonly string[];
     /** Credits of a user who has no quota account yet (QUILL_DEFAULT_CREDITS). */
     defaultCredits: number;
   };
@@ -64,9 +69,14 @@ export async function buildGatewayApp(dependencies: GatewayDependencies): Promis
     trustProxy: dependencies.settings.trustProxy,
     requestIdHeader: 'x-request-id',
     genReqId: () => crypto.randomUUID(),
+    ...frameworkErrorOptions(),
   });
   if (dependencies.otelPlugin) await app.register(dependencies.otelPlugin);
-  installErrorHandler(app);
+  installErrorHandler(app, createMethodIndex(app));
+  // JSON only (and the skills zip, in its plugin): any other body type is 415, not a string
+  // that each route would have to refuse itself.
+  app.removeContentTypeParser('text/plain');
+  await installCors(app, dependencies.settings.corsOrigins);
   app.decorateRequest('user', undefined);
   await installRateLimit(app, {
     redis: dependencies.redis,

@@ -28,6 +28,7 @@ const app = await buildGatewayApp({
     rateLimitPerMinute: config.GATEWAY_RATE_LIMIT_PER_MINUTE,
     jwtSecret: config.AUTH_JWT_SECRET,
     jwtTtlSeconds: config.AUTH_JWT_TTL_S,
+    corsOrigins: config.GATEWAY_CORS_ORIGINS,
     defaultCredits: config.QUILL_DEFAULT_CREDITS,
   },
   otelPlugin: fastifyOtelPlugin(),
