@@ -1,3 +1,4 @@
+export * from './api-routes.ts';
 export * from './chat.ts';
 export * from './context.ts';
 export * from './envelopes.ts';
@@ -6,6 +7,7 @@ export * from './frames.ts';
 export * from './http.ts';
 export * from './roles.ts';
 export * from './skills.ts';
+export * from './stream-ticket.ts';
 export * from './subjects.ts';
 export * from './text.ts';
 export * from './time.ts';

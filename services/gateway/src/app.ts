@@ -25,6 +25,7 @@ import { skillRoutes } from './routes/skills.ts';
 import { registerSuggestRoutes } from './routes/suggest.ts';
 import { registerTokenRoutes } from './routes/tokens.ts';
 import { createRunWatch } from './run-watch.ts';
+import { createStreamTickets } from './stream-tickets.ts';
 import { createTokenService } from './tokens.ts';
 
 export interface GatewayDependencies {
@@ -84,7 +85,8 @@ export async function buildGatewayApp(dependencies: GatewayDependencies): Promis
     perMinute: dependencies.settings.rateLimitPerMinute,
   });
   const tokens = createTokenService(dependencies.settings.jwtSecret, dependencies.settings.jwtTtlSeconds);
-  const authenticate = createAuthenticator(dependencies.pool, tokens);
+  const tickets = createStreamTickets(dependencies.redis, dependencies.keys);
+  const authenticate = createAuthenticator(dependencies.pool, tokens, tickets);
   const watch = createRunWatch({ ...dependencies, logger: app.log, settings: dependencies.settings });
   const heartbeats = createHeartbeats(dependencies.settings.heartbeatMs);
   app.addHook('onClose', async () => heartbeats.close());
@@ -94,7 +96,7 @@ export async function buildGatewayApp(dependencies: GatewayDependencies): Promis
       registerTokenRoutes(api, dependencies.pool, tokens);
       await api.register(async (authenticated) => {
         authenticated.addHook('preHandler', authenticate);
-        registerAgentRoutes(authenticated, dependencies, watch, heartbeats);
+        registerAgentRoutes(authenticated, dependencies, { watch, heartbeats, tickets });
         registerAgentControlRoutes(authenticated, dependencies);
         registerRunRoutes(authenticated, dependencies);
         registerBillingRoutes(authenticated, dependencies);
