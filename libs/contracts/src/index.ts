@@ -5,6 +5,7 @@ export * from './envelopes.ts';
 export * from './errors.ts';
 export * from './frames.ts';
 export * from './http.ts';
+export * from './openapi.ts';
 export * from './roles.ts';
 export * from './skills.ts';
 export * from './stream-ticket.ts';

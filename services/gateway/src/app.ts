@@ -20,6 +20,7 @@ import { registerContextTraceRoutes } from './routes/context-trace.ts';
 import { registerFileVisibilityRoutes } from './routes/file-visibility.ts';
 import { registerFileRoutes } from './routes/files.ts';
 import { registerHealthRoutes } from './routes/health.ts';
+import { registerOpenApiRoute } from './routes/openapi.ts';
 import { registerRunRoutes } from './routes/runs.ts';
 import { skillRoutes } from './routes/skills.ts';
 import { registerSuggestRoutes } from './routes/suggest.ts';
@@ -27,6 +28,13 @@ import { registerTokenRoutes } from './routes/tokens.ts';
 import { createRunWatch } from './run-watch.ts';
 import { createStreamTickets } from './stream-tickets.ts';
 import { createTokenService } from './tokens.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route this gateway serves (the OpenAPI test compares them with the route table). */
+    registeredRoutes(): Array<{ method: string; url: string }>;
+  }
+}
 
 export interface GatewayDependencies {
   bus: Bus;
@@ -73,7 +81,9 @@ export async function buildGatewayApp(dependencies: GatewayDependencies): Promis
     ...frameworkErrorOptions(),
   });
   if (dependencies.otelPlugin) await app.register(dependencies.otelPlugin);
-  installErrorHandler(app, createMethodIndex(app));
+  const methods = createMethodIndex(app);
+  app.decorate('registeredRoutes', () => methods.routes());
+  installErrorHandler(app, methods);
   // JSON only (and the skills zip, in its plugin): any other body type is 415, not a string
   // that each route would have to refuse itself.
   app.removeContentTypeParser('text/plain');
@@ -93,6 +103,7 @@ export async function buildGatewayApp(dependencies: GatewayDependencies): Promis
   await app.register(
     async (api) => {
       registerHealthRoutes(api, dependencies);
+      registerOpenApiRoute(api);
       registerTokenRoutes(api, dependencies.pool, tokens);
       await api.register(async (authenticated) => {
         authenticated.addHook('preHandler', authenticate);

@@ -4,6 +4,8 @@ import FindMyWay, { type HTTPMethod } from 'find-my-way';
 export interface MethodIndex {
   /** The methods some route serves on this URL's path (empty: no route has the path). */
   allowedFor(url: string): string[];
+  /** Every method and path registered, catch-alls excluded. */
+  routes(): Array<{ method: string; url: string }>;
 }
 
 /**
@@ -15,14 +17,17 @@ export interface MethodIndex {
 export function createMethodIndex(app: FastifyInstance): MethodIndex {
   const router = FindMyWay({ ignoreTrailingSlash: false });
   const methods = new Set<string>();
+  const routes: Array<{ method: string; url: string }> = [];
   app.addHook('onRoute', (route) => {
     if (route.url.includes('*')) return;
     for (const method of [route.method].flat()) {
       methods.add(method);
+      routes.push({ method, url: route.url });
       router.on(method as HTTPMethod, route.url, () => undefined);
     }
   });
   return {
+    routes: () => [...routes],
     allowedFor(url) {
       const path = url.split('?', 1)[0]!;
       return [...methods].filter((method) => router.find(method as HTTPMethod, path) !== null).sort();
