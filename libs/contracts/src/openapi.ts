@@ -91,7 +91,9 @@ export function buildOpenApiDocument(): JsonSchema {
   const paths: Record<string, Record<string, JsonSchema>> = {};
   for (const route of API_ROUTES) {
     const body = requestBody(route);
-    const operations = (paths[openApiPath(route.path)] ??= {});
+    const path = openApiPath(route.path);
+    const operations = paths[path] ?? {};
+    paths[path] = operations;
     operations[route.method.toLowerCase()] = {
       operationId: operationId(route),
       summary: route.summary,
