@@ -80,13 +80,21 @@ export function loadConfig(source: ConfigSource = {}): Config {
     throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
   }
   const values = parsed.data;
-  const secretIssues = productionSecretIssues(values, source.secrets ?? []);
-  if (secretIssues.length > 0) throw new ConfigError(secretIssues);
+  const issues = [...productionSecretIssues(values, source.secrets ?? []), ...identityProviderIssues(values)];
+  if (issues.length > 0) throw new ConfigError(issues);
   return Object.freeze({
     ...values,
     instanceId: values.SERVICE_INSTANCE_ID ?? `${hostname()}-${process.pid}`,
     conflicts: Object.freeze(conflicts),
   });
+}
+
+/** An identity provider's tokens are only checkable with the issuer and audience they must name. */
+function identityProviderIssues(values: ConfigValues): string[] {
+  if (!values.AUTH_JWKS_URL) return [];
+  return (['AUTH_JWKS_ISSUER', 'AUTH_JWKS_AUDIENCE'] as const)
+    .filter((key) => !values[key])
+    .map((key) => `${key}: required when AUTH_JWKS_URL is set`);
 }
 
 function readDotenv(path: string): Record<string, string> {

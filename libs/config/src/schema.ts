@@ -64,6 +64,12 @@ export const ConfigSchema = z.object({
   AUTH_JWT_SECRET: z.string().min(16).default('quill-local-development-secret'),
   // Also the longest lifetime (exp − iat) a presented token may claim.
   AUTH_JWT_TTL_S: int(900, 60, 86_400),
+  // An external identity provider (a hosting platform's login): its JWKS, and the `iss` / `aud`
+  // its tokens must carry (both required once the URL is set) and their longest lifetime.
+  AUTH_JWKS_URL: optionalString.pipe(z.url({ protocol: /^https?$/ }).optional()),
+  AUTH_JWKS_ISSUER: optionalString,
+  AUTH_JWKS_AUDIENCE: optionalString,
+  AUTH_JWKS_MAX_LIFETIME_S: int(3600, 60, 86_400),
 
   LLM_PRIMARY_BASE_URL: z.string().default('http://127.0.0.1:4010/v1'),
   LLM_PRIMARY_API_KEY: z.string().default('quill-local-fake-key'),

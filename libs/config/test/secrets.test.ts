@@ -79,3 +79,21 @@ describe('GATEWAY_CORS_ORIGINS', () => {
     },
   );
 });
+
+describe('AUTH_JWKS_URL', () => {
+  it('needs the issuer and audience its tokens must carry', () => {
+    expect(issuesOf({ AUTH_JWKS_URL: 'https://login.example.com/.well-known/jwks.json' }, [])).toEqual([
+      'AUTH_JWKS_ISSUER: required when AUTH_JWKS_URL is set',
+      'AUTH_JWKS_AUDIENCE: required when AUTH_JWKS_URL is set',
+    ]);
+    const config = loadConfig({
+      env: {
+        AUTH_JWKS_URL: 'https://login.example.com/.well-known/jwks.json',
+        AUTH_JWKS_ISSUER: 'https://login.example.com/',
+        AUTH_JWKS_AUDIENCE: 'quill',
+      },
+    });
+    expect(config.AUTH_JWKS_MAX_LIFETIME_S).toBe(3600);
+    expect(issuesOf({ AUTH_JWKS_URL: 'not a url' }, [])).toEqual([expect.stringMatching(/^AUTH_JWKS_URL/)]);
+  });
+});

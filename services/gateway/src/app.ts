@@ -11,6 +11,7 @@ import { installCors } from './cors.ts';
 import { frameworkErrorOptions } from './framework-errors.ts';
 import { createHeartbeats } from './heartbeats.ts';
 import { installErrorHandler } from './http-errors.ts';
+import { createIdentityProvider, type IdentityProviderSettings } from './identity-provider.ts';
 import { createMethodIndex } from './method-index.ts';
 import { installRateLimit } from './rate-limit.ts';
 import { registerAgentRoutes } from './routes/agent.ts';
@@ -64,6 +65,8 @@ export interface GatewayDependencies {
     rateLimitPerMinute: number;
     jwtSecret: string;
     jwtTtlSeconds: number;
+    /** An external identity provider whose tokens are accepted too (AUTH_JWKS_*). */
+    identityProvider?: IdentityProviderSettings;
     /** Browser origins allowed cross-origin (GATEWAY_CORS_ORIGINS). */
     corsOrigins: readonly string[];
     /** Credits of a user who has no quota account yet (QUILL_DEFAULT_CREDITS). */
@@ -94,7 +97,12 @@ export async function buildGatewayApp(dependencies: GatewayDependencies): Promis
     nameSpace: dependencies.keys.rateLimit,
     perMinute: dependencies.settings.rateLimitPerMinute,
   });
-  const tokens = createTokenService(dependencies.settings.jwtSecret, dependencies.settings.jwtTtlSeconds);
+  const { identityProvider } = dependencies.settings;
+  const tokens = createTokenService(
+    dependencies.settings.jwtSecret,
+    dependencies.settings.jwtTtlSeconds,
+    identityProvider ? createIdentityProvider(identityProvider) : undefined,
+  );
   const tickets = createStreamTickets(dependencies.redis, dependencies.keys);
   const authenticate = createAuthenticator(dependencies.pool, tokens, tickets);
   const watch = createRunWatch({ ...dependencies, logger: app.log, settings: dependencies.settings });

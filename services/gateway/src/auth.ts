@@ -1,5 +1,5 @@
 import { QuillError, StreamTicket } from '@quill/contracts';
-import { findUserByApiKey, getUser, type User } from '@quill/db';
+import { findUserByApiKey, getUser, type User, userForExternalIdentity } from '@quill/db';
 import type { FastifyRequest } from 'fastify';
 import type { Pool } from 'pg';
 import type { StreamTickets } from './stream-tickets.ts';
@@ -24,8 +24,8 @@ export function requireUser(request: FastifyRequest): User {
 const API_KEY_PREFIX = 'qk_';
 
 /**
- * Bearer auth: an API key (stored hashed; the raw key is never logged) or a short-lived token
- * minted from one; on a route marked `streamTicket`, without a bearer, a stream ticket for that
+ * Bearer auth: an API key (stored hashed; the raw key is never logged), a short-lived token
+ * minted from one, or an external identity provider's token (its user made on first sign-in); on a route marked `streamTicket`, without a bearer, a stream ticket for that
  * run (stream-tickets.ts).
  */
 export function createAuthenticator(pool: Pool, tokens: TokenService, tickets: StreamTickets) {
@@ -41,8 +41,9 @@ export function createAuthenticator(pool: Pool, tokens: TokenService, tickets: S
     } else if (credential.startsWith(API_KEY_PREFIX)) {
       user = await findUserByApiKey(pool, credential);
     } else {
-      const userId = await tokens.verify(credential);
-      user = userId ? await getUser(pool, userId) : null;
+      const verified = await tokens.verify(credential);
+      if (verified?.kind === 'local') user = await getUser(pool, verified.userId);
+      else if (verified?.kind === 'external') user = await userForExternalIdentity(pool, verified.identity);
     }
     if (!user) throw new QuillError('unauthorized');
     request.user = user;

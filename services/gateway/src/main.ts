@@ -29,6 +29,16 @@ const app = await buildGatewayApp({
     jwtSecret: config.AUTH_JWT_SECRET,
     jwtTtlSeconds: config.AUTH_JWT_TTL_S,
     corsOrigins: config.GATEWAY_CORS_ORIGINS,
+    ...(config.AUTH_JWKS_URL
+      ? {
+          identityProvider: {
+            jwksUrl: config.AUTH_JWKS_URL,
+            issuer: config.AUTH_JWKS_ISSUER!,
+            audience: config.AUTH_JWKS_AUDIENCE!,
+            maxLifetimeSeconds: config.AUTH_JWKS_MAX_LIFETIME_S,
+          },
+        }
+      : {}),
     defaultCredits: config.QUILL_DEFAULT_CREDITS,
   },
   otelPlugin: fastifyOtelPlugin(),

@@ -1,9 +1,15 @@
-import { errors, jwtVerify, SignJWT } from 'jose';
+import type { ExternalIdentity } from '@quill/db';
+import { decodeJwt, errors, jwtVerify, SignJWT } from 'jose';
+import type { IdentityProvider } from './identity-provider.ts';
+
+export type VerifiedToken =
+  | { readonly kind: 'local'; readonly userId: string }
+  | { readonly kind: 'external'; readonly identity: ExternalIdentity };
 
 export interface TokenService {
   issue(userId: string): Promise<{ token: string; expiresIn: number }>;
-  /** The user id of a valid, unexpired token; undefined otherwise. */
-  verify(token: string): Promise<string | undefined>;
+  /** Who a valid, unexpired token stands for; undefined otherwise. */
+  verify(token: string): Promise<VerifiedToken | undefined>;
 }
 
 export const TOKEN_ISSUER = 'quill';
@@ -18,7 +24,11 @@ const CLOCK_TOLERANCE_S = 5;
  * than `ttlSeconds` (AUTH_JWT_TTL_S): a leaked signing key or a forged long-lived token then
  * cannot outlast one token lifetime once the key is rotated.
  */
-export function createTokenService(secret: string, ttlSeconds: number): TokenService {
+export function createTokenService(
+  secret: string,
+  ttlSeconds: number,
+  provider?: IdentityProvider,
+): TokenService {
   const key = new TextEncoder().encode(secret);
   return {
     async issue(userId) {
@@ -33,6 +43,11 @@ export function createTokenService(secret: string, ttlSeconds: number): TokenSer
       return { token, expiresIn: ttlSeconds };
     },
     async verify(token) {
+      // The unverified `iss` only picks the verifier; each then checks everything itself.
+      if (provider && issuerOf(token) === provider.issuer) {
+        const identity = await provider.verify(token);
+        return identity ? { kind: 'external', identity } : undefined;
+      }
       try {
         const { payload } = await jwtVerify(token, key, {
           issuer: TOKEN_ISSUER,
@@ -44,11 +59,20 @@ export function createTokenService(secret: string, ttlSeconds: number): TokenSer
         });
         if (payload.exp! - payload.iat! > ttlSeconds) return undefined;
         if (payload.iat! > Date.now() / 1000 + CLOCK_TOLERANCE_S) return undefined;
-        return typeof payload.sub === 'string' ? payload.sub : undefined;
+        return typeof payload.sub === 'string' ? { kind: 'local', userId: payload.sub } : undefined;
       } catch (error) {
         if (error instanceof errors.JOSEError) return undefined;
         throw error;
       }
     },
   };
+}
+
+function issuerOf(token: string): string | undefined {
+  try {
+    return decodeJwt(token).iss;
+  } catch (error) {
+    if (error instanceof errors.JOSEError) return undefined;
+    throw error;
+  }
 }
