@@ -15,6 +15,8 @@ export interface FuzzRequest {
 export interface FuzzWorld {
   projectId: string;
   fileId: string;
+  runId: string;
+  sessionId: string;
   userId: string;
   skillName: string;
   /** Bearer credentials: the owner's key, a viewer's, an admin's. */
@@ -79,7 +81,11 @@ function valueFor(schema: JsonSchema, world: FuzzWorld): fc.Arbitrary<unknown> {
   const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
   if (schema.enum) return fc.constantFrom(...schema.enum);
   if (type === 'string' && schema.format === 'uuid') {
-    return fc.oneof(fc.constantFrom(world.projectId, world.fileId, world.userId), fc.uuid(), nastyString);
+    return fc.oneof(
+      fc.constantFrom(world.projectId, world.fileId, world.runId, world.sessionId, world.userId),
+      fc.uuid(),
+      nastyString,
+    );
   }
   if (type === 'string') return fc.oneof(fc.string({ maxLength: 30 }), nastyString);
   if (type === 'integer' || type === 'number') return nastyNumber;
@@ -125,6 +131,8 @@ function segmentFor(name: string, world: FuzzWorld): fc.Arbitrary<string> {
   const real: Record<string, string> = {
     projectId: world.projectId,
     fileId: world.fileId,
+    runId: world.runId,
+    sessionId: world.sessionId,
     userId: world.userId,
     name: world.skillName,
   };

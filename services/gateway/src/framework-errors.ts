@@ -17,6 +17,7 @@ export function frameworkErrorOptions(): Pick<
     frameworkErrors(error, request, reply) {
       const code = catalogCodeFor(error) ?? 'invalid_request';
       request.log.info({ code: error.code }, 'request refused by the framework');
+      // The same reply object; its type here is generic over the raw server, the route's is not.
       return sendError(reply as unknown as FastifyReply, code);
     },
     clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket) {
