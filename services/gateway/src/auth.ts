@@ -25,8 +25,9 @@ const API_KEY_PREFIX = 'qk_';
 
 /**
  * Bearer auth: an API key (stored hashed; the raw key is never logged), a short-lived token
- * minted from one, or an external identity provider's token (its user made on first sign-in); on a route marked `streamTicket`, without a bearer, a stream ticket for that
- * run (stream-tickets.ts).
+ * minted from one, or an external identity provider's token (its user made on first sign-in).
+ * On a route marked `streamTicket`, without a bearer: a stream ticket for that run
+ * (stream-tickets.ts).
  */
 export function createAuthenticator(pool: Pool, tokens: TokenService, tickets: StreamTickets) {
   return async function authenticate(request: FastifyRequest): Promise<void> {
