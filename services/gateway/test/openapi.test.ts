@@ -3,6 +3,7 @@ import { API_ROUTES, openApiPath } from '@quill/contracts';
 import { createPool } from '@quill/db';
 import { createRedis, type RedisClient, redisKeys } from '@quill/redis';
 import { createLogger } from '@quill/telemetry';
+import { Validator } from '@seriousme/openapi-schema-validator';
 import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -87,5 +88,17 @@ describe('GET /api/v1/openapi.json', () => {
       for (const operation of Object.values(operations))
         expect(operation.responses).toHaveProperty('default');
     }
+  });
+
+  it('validates against the OpenAPI 3.1 schema', async () => {
+    const document = (await (await fetch(`${base}/api/v1/openapi.json`)).json()) as Record<string, unknown>;
+    const validator = new Validator();
+    const result = await validator.validate(document);
+    expect(result.errors).toBeUndefined();
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe('3.1');
+    // The validator does catch a broken document.
+    const broken = { ...document, paths: { '/x': { get: { responses: 'none' } } } };
+    expect((await new Validator().validate(broken)).valid).toBe(false);
   });
 });
