@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { connectBus } from '@quill/bus';
+import { createQuillClient } from '@quill/client';
 import { loadConfig } from '@quill/config';
 import { createPool, ensureDatabase, getFile, migrate, seedDemo } from '@quill/db';
 import {
@@ -14,7 +15,6 @@ import {
   spawnService,
   stopProcesses,
 } from '../test/support/service-process.ts';
-import { frameTypes, readStream, startRun } from '../test/support/sse-client.ts';
 import { checkDependencies } from './lib-dependencies.ts';
 import { printFrame } from './lib-print-frame.ts';
 
@@ -71,17 +71,18 @@ try {
 
   console.log(`作者: ${DEMO_MESSAGE}\n`);
   const runStartedAt = performance.now();
-  const response = await startRun(gateway, demo.apiKey, {
-    project_id: demo.projectId,
-    message: DEMO_MESSAGE,
-  });
-  const result = await readStream(response, { onFrame: (received) => printFrame(received.frame) });
+  // The typed client (libs/client): it resumes the stream by itself if the connection drops.
+  const client = createQuillClient({ baseUrl: gateway, token: demo.apiKey });
+  const run = await client.agent.stream({ project_id: demo.projectId, message: DEMO_MESSAGE });
+  const frames = [];
+  for await (const { frame } of run) {
+    printFrame(frame);
+    frames.push(frame);
+  }
   const runMs = performance.now() - runStartedAt;
-  if (result.status !== 200)
-    throw new Error(`stream refused: ${result.status} ${JSON.stringify(result.body)}`);
 
-  const types = frameTypes(result);
-  const saved = result.frames.map((received) => received.frame).find((frame) => frame.type === 'file_saved');
+  const types = frames.map((frame) => frame.type);
+  const saved = frames.find((frame) => frame.type === 'file_saved');
   if (saved?.type === 'file_saved') {
     const file = await getFile(pool, demo.projectId, saved.file_id);
     console.log(
@@ -90,7 +91,7 @@ try {
     console.log(file?.content);
     console.log('────');
   }
-  const runId = result.frames[0]?.frame.run_id ?? '';
+  const runId = run.runId;
   console.log(`\nrun ${runId}: ${types.length} frames, terminal: ${types.at(-2)}`);
   console.log(
     `run wall time ${runMs.toFixed(0)} ms; demo wall time ${(performance.now() - startedAt).toFixed(0)} ms`,

@@ -88,4 +88,18 @@ describe('docker-compose.yml', () => {
       }
     }
   });
+
+  it("takes the secrets from the operator's environment, failing when one is unset", () => {
+    // `${NAME:?message}`: compose itself refuses to start without the variable.
+    const required = (name: string) => new RegExp(`^\\$\\{${name}:\\?[^}]+\\}$`);
+    const gateway = environmentOf(services.gateway!);
+    expect(gateway.AUTH_JWT_SECRET).toMatch(required('AUTH_JWT_SECRET'));
+    for (const name of APP_SERVICES) {
+      const environment = environmentOf(services[name]!);
+      expect(environment.LLM_PRIMARY_API_KEY, name).toMatch(required('LLM_PRIMARY_API_KEY'));
+      for (const [key, value] of Object.entries(environment)) {
+        if (/(KEY|TOKEN|SECRET|PASSWORD)/.test(key)) expect(value, `${name} ${key}`).toMatch(/^\$\{/);
+      }
+    }
+  });
 });

@@ -6,7 +6,11 @@ import { parse, parseAllDocuments } from 'yaml';
 interface Container {
   name: string;
   image: string;
-  env?: Array<{ name: string; value?: string }>;
+  env?: Array<{
+    name: string;
+    value?: string;
+    valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean } };
+  }>;
   envFrom?: Array<{ configMapRef?: { name: string } }>;
 }
 interface Manifest {
@@ -27,6 +31,16 @@ const manifests: Manifest[] = files.flatMap((file) =>
 );
 const APP_SERVICES = ['gateway', 'router', 'writer', 'reviewer', 'context', 'billing'];
 const IMAGE_VARIABLES = new Set(['SERVICE']);
+// What each service must read from a Secret: the services refuse to start in production without it.
+const REQUIRED_SECRETS: Record<string, string[]> = {
+  gateway: ['AUTH_JWT_SECRET', 'LLM_PRIMARY_API_KEY'],
+  router: ['LLM_PRIMARY_API_KEY'],
+  writer: ['LLM_PRIMARY_API_KEY'],
+  reviewer: ['LLM_PRIMARY_API_KEY'],
+  context: ['LLM_PRIMARY_API_KEY'],
+  billing: [],
+};
+const SECRET_NAME = /(KEY|TOKEN|SECRET|PASSWORD)/;
 
 function containersOf(manifest: Manifest): Container[] {
   return manifest.spec?.template?.spec.containers ?? [];
@@ -62,6 +76,32 @@ describe('deploy/k8s', () => {
     expect(keys).toContain('NATS_URL');
     for (const key of keys.filter((name) => !IMAGE_VARIABLES.has(name))) {
       expect(known.has(key), `${key} is not in libs/config`).toBe(true);
+    }
+  });
+
+  it('takes every secret from a required Secret, never from a literal or the ConfigMap', () => {
+    const config = manifests.find((manifest) => manifest.kind === 'ConfigMap');
+    expect(config?.data?.NODE_ENV).toBe('production');
+    for (const manifest of manifests) {
+      for (const key of Object.keys(manifest.data ?? {}))
+        expect(key, manifest.metadata.name).not.toMatch(SECRET_NAME);
+      for (const container of containersOf(manifest)) {
+        for (const entry of container.env ?? []) {
+          if (!SECRET_NAME.test(entry.name)) continue;
+          expect(entry.value, `${container.name} ${entry.name}`).toBeUndefined();
+          expect(entry.valueFrom?.secretKeyRef?.name, `${container.name} ${entry.name}`).toBeTruthy();
+          expect(entry.valueFrom?.secretKeyRef?.optional ?? false, `${container.name} ${entry.name}`).toBe(
+            false,
+          );
+        }
+      }
+    }
+    for (const [service, secrets] of Object.entries(REQUIRED_SECRETS)) {
+      const deployment = manifests.find((manifest) => manifest.metadata.name === `quill-${service}`);
+      const names = (containersOf(deployment!)[0]?.env ?? [])
+        .filter((entry) => entry.valueFrom?.secretKeyRef)
+        .map((entry) => entry.name);
+      expect(names.sort(), service).toEqual([...secrets].sort());
     }
   });
 });

@@ -12,6 +12,9 @@ export interface TcpProxy {
   urlFor(target: string): string;
   cut(): void;
   restore(): void;
+  /** Freezes every connection (bytes stop moving, nothing closes), like a server that hangs. */
+  pause(): void;
+  resume(): void;
   readonly attemptsWhileCut: number;
   close(): Promise<void>;
 }
@@ -19,6 +22,7 @@ export interface TcpProxy {
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const open = new Set<Socket>();
   let isCut = false;
+  let isPaused = false;
   let attemptsWhileCut = 0;
   const server: Server = createServer((client) => {
     if (isCut) {
@@ -29,6 +33,10 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     const upstream = connect(target.port, target.host);
     open.add(client);
     open.add(upstream);
+    if (isPaused) {
+      client.pause();
+      upstream.pause();
+    }
     const drop = () => {
       client.destroy();
       upstream.destroy();
@@ -58,6 +66,14 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     },
     restore() {
       isCut = false;
+    },
+    pause() {
+      isPaused = true;
+      for (const socket of open) socket.pause();
+    },
+    resume() {
+      isPaused = false;
+      for (const socket of open) socket.resume();
     },
     get attemptsWhileCut() {
       return attemptsWhileCut;

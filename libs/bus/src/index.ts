@@ -15,6 +15,7 @@ export { countStored, type OrderedItem, type OrderedReader, readOrdered, readSto
 export { type PublishOptions, publishCore, publishEnvelope, subjectFamily } from './publish.ts';
 export {
   lastSequence,
+  lastStored,
   nextStored,
   type RawReader,
   type RawStoredMessage,

@@ -62,3 +62,12 @@ export async function nextStored(
   const stored = await bus.jsm.streams.getMessage(options.stream, query as unknown as MsgRequest);
   return stored ? { seq: stored.seq, subject: stored.subject, data: stored.data, pending: 0 } : undefined;
 }
+
+/** The newest stored message on `subject` (`last_by_subj`), or undefined when it has none. */
+export async function lastStored(
+  bus: Bus,
+  options: { stream: string; subject: string },
+): Promise<RawStoredMessage | undefined> {
+  const stored = await bus.jsm.streams.getMessage(options.stream, { last_by_subj: options.subject });
+  return stored ? { seq: stored.seq, subject: stored.subject, data: stored.data, pending: 0 } : undefined;
+}

@@ -7,3 +7,4 @@ export {
   maskValue,
 } from './load.ts';
 export { CONFIG_KEYS, ConfigSchema, type ConfigValues } from './schema.ts';
+export { PUBLIC_DEFAULT_SECRETS, productionSecretIssues, type SecretUse } from './secrets.ts';

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { parse as parseDotenv } from 'dotenv';
 import { z } from 'zod';
 import { CONFIG_KEYS, ConfigSchema, type ConfigValues } from './schema.ts';
+import { productionSecretIssues, type SecretUse } from './secrets.ts';
 
 export interface ConfigConflict {
   readonly key: string;
@@ -41,6 +42,11 @@ export interface ConfigSource {
   dotenv?: Record<string, string>;
   /** Explicit overrides applied last (tests, child processes). */
   overrides?: Partial<Record<keyof ConfigValues, string>>;
+  /**
+   * The secrets this process uses; with NODE_ENV=production each must be set to a real value,
+   * or loading fails (secrets.ts). Unset: none are checked (scripts, tests).
+   */
+  secrets?: readonly SecretUse[];
 }
 
 /**
@@ -74,11 +80,21 @@ export function loadConfig(source: ConfigSource = {}): Config {
     throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
   }
   const values = parsed.data;
+  const issues = [...productionSecretIssues(values, source.secrets ?? []), ...identityProviderIssues(values)];
+  if (issues.length > 0) throw new ConfigError(issues);
   return Object.freeze({
     ...values,
     instanceId: values.SERVICE_INSTANCE_ID ?? `${hostname()}-${process.pid}`,
     conflicts: Object.freeze(conflicts),
   });
+}
+
+/** An identity provider's tokens are only checkable with the issuer and audience they must name. */
+function identityProviderIssues(values: ConfigValues): string[] {
+  if (!values.AUTH_JWKS_URL) return [];
+  return (['AUTH_JWKS_ISSUER', 'AUTH_JWKS_AUDIENCE'] as const)
+    .filter((key) => !values[key])
+    .map((key) => `${key}: required when AUTH_JWKS_URL is set`);
 }
 
 function readDotenv(path: string): Record<string, string> {

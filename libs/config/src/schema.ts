@@ -2,7 +2,8 @@ import { z } from 'zod';
 
 // Booleans accept only explicit spellings (STYLE 3): z.coerce.boolean() would read "false" as true.
 const bool = z.enum(['true', '1', 'false', '0']).transform((value) => value === 'true' || value === '1');
-const int = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
+const int = (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
+  z.coerce.number().int().min(min).max(max).default(fallback);
 const optionalString = z
   .string()
   .optional()
@@ -47,9 +48,31 @@ export const ConfigSchema = z.object({
   // Behind a load balancer the client address (rate limits, logs) comes from X-Forwarded-For.
   GATEWAY_TRUST_PROXY: bool.default(false),
   GATEWAY_RATE_LIMIT_PER_MINUTE: int(30, 1),
-  // HS256 key for the short-lived access tokens minted from an API key; set a real secret in production.
+  // Browser origins allowed to call the API cross-origin (CORS), comma-separated; empty: none.
+  GATEWAY_CORS_ORIGINS: z
+    .string()
+    .default('')
+    .transform((value, context) => {
+      const origins = value
+        .split(',')
+        .map((origin) => origin.trim())
+        .filter(Boolean);
+      for (const origin of origins) {
+        if (!isOrigin(origin)) context.addIssue({ code: 'custom', message: `not an origin: ${origin}` });
+      }
+      return origins;
+    }),
+  // HS256 key for the short-lived access tokens minted from an API key; production refuses the
+  // default and weak keys (secrets.ts).
   AUTH_JWT_SECRET: z.string().min(16).default('quill-local-development-secret'),
-  AUTH_JWT_TTL_S: int(900, 60),
+  // Also the longest lifetime (exp − iat) a presented token may claim.
+  AUTH_JWT_TTL_S: int(900, 60, 86_400),
+  // An external identity provider (a hosting platform's login): its JWKS, and the `iss` / `aud`
+  // its tokens must carry (both required once the URL is set) and their longest lifetime.
+  AUTH_JWKS_URL: optionalString.pipe(z.url({ protocol: /^https?$/ }).optional()),
+  AUTH_JWKS_ISSUER: optionalString,
+  AUTH_JWKS_AUDIENCE: optionalString,
+  AUTH_JWKS_MAX_LIFETIME_S: int(3600, 60, 86_400),
 
   LLM_PRIMARY_BASE_URL: z.string().default('http://127.0.0.1:4010/v1'),
   LLM_PRIMARY_API_KEY: z.string().default('quill-local-fake-key'),
@@ -118,6 +141,16 @@ export const ConfigSchema = z.object({
   NATS_REQUEST_TIMEOUT_MS: int(10_000, 100),
   SHUTDOWN_TIMEOUT_MS: int(10_000, 100),
 });
+
+/** `scheme://host[:port]` and nothing else, as a browser sends it in `Origin`. */
+function isOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === value;
+  } catch {
+    return false;
+  }
+}
 
 export type ConfigValues = z.infer<typeof ConfigSchema>;
 export const CONFIG_KEYS = Object.keys(ConfigSchema.shape) as Array<keyof ConfigValues>;

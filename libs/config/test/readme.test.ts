@@ -16,6 +16,8 @@ describe('README configuration table', () => {
     for (const key of CONFIG_KEYS) {
       const parsed = ConfigSchema.shape[key].safeParse(undefined);
       if (!parsed.success || parsed.data === undefined || parsed.data === '') continue;
+      // A list setting whose default is the empty list is shown as empty, like an empty string.
+      if (Array.isArray(parsed.data) && parsed.data.length === 0) continue;
       const row = readme.split('\n').find((line) => line.startsWith(`| \`${key}\``));
       if (row && !row.includes(`\`${String(parsed.data)}\``)) wrong.push(`${key}=${String(parsed.data)}`);
     }

@@ -28,6 +28,11 @@ export const ERROR_CATALOG = {
   // Optimistic concurrency on the author's file saves (expected_version is not the current one).
   version_conflict: spec(409, 'The file changed since you opened it; reload it and try again.'),
   payload_too_large: spec(413, 'The request body is too large.'),
+  // Framework-level refusals (the HTTP edge): same body as every other error, never the input.
+  method_not_allowed: spec(405, 'This method is not allowed on this path; see the allow header.'),
+  uri_too_long: spec(414, 'The request URL is too long.'),
+  unsupported_media_type: spec(415, 'This content type is not accepted here; send application/json.'),
+  headers_too_large: spec(431, 'The request headers are too large.'),
   rate_limited: spec(429, 'Too many requests; slow down and retry shortly.', true),
   too_many_active_runs: spec(429, 'You already have the maximum number of runs in progress.', true),
   steer_queue_full: spec(429, 'Too many pending interjections for this run.', true),

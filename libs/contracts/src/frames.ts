@@ -231,10 +231,19 @@ export function isTerminalFrame(value: SseFrame): boolean {
   return false;
 }
 
-/** SSE wire format: the only place `data:` lines are written. */
+/**
+ * SSE wire format: the only place `data:` lines are written. `event:` carries the frame type, so
+ * a browser's `EventSource.addEventListener('<type>', …)` fires (the JSON repeats it in `type`).
+ * Frame types are fixed identifiers, never input, so they cannot break the line format.
+ */
 export function encodeSseFrame(value: SseFrame, id?: number | string): string {
   const idLine = id === undefined ? '' : `id: ${id}\n`;
-  return `${idLine}data: ${JSON.stringify(value)}\n\n`;
+  return `${idLine}event: ${value.type}\ndata: ${JSON.stringify(value)}\n\n`;
+}
+
+/** How long a client should wait before reconnecting (the SSE `retry:` field). */
+export function encodeSseRetry(milliseconds: number): string {
+  return `retry: ${Math.round(milliseconds)}\n\n`;
 }
 
 export function encodeSseComment(text: string): string {

@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { ERROR_CODES } from './errors.ts';
 import { GenerationMode, UiLanguage } from './roles.ts';
+import { int4, storableText } from './text.ts';
 
 /** HTTP bodies (gateway). zod errors become 400 with the offending fields named. */
 export const MAX_MESSAGE_CHARS = 20_000;
@@ -7,7 +9,7 @@ export const MAX_MESSAGE_CHARS = 20_000;
 export const AgentStreamBody = z.strictObject({
   project_id: z.uuid(),
   session_id: z.uuid().optional(),
-  message: z.string().trim().min(1).max(MAX_MESSAGE_CHARS),
+  message: storableText().trim().min(1).max(MAX_MESSAGE_CHARS),
   focus_file_id: z.uuid().optional(),
   attached_file_ids: z.array(z.uuid()).max(20).default([]),
   generation_mode: GenerationMode.default('fast'),
@@ -16,7 +18,8 @@ export const AgentStreamBody = z.strictObject({
 export type AgentStreamBody = z.infer<typeof AgentStreamBody>;
 
 export const RunIdParams = z.object({ runId: z.uuid() });
-export const LastEventId = z.coerce.number().int().nonnegative();
+// A JetStream sequence: the stream's own limit is a uint64, but past 2^53 a JSON number is not exact.
+export const LastEventId = z.coerce.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 
 export const AgentStopBody = z
   .strictObject({ run_id: z.uuid().optional(), session_id: z.uuid().optional() })
@@ -29,13 +32,13 @@ export type AgentStopBody = z.infer<typeof AgentStopBody>;
 export const MAX_STEER_CHARS = 4_000;
 export const AgentSteerBody = z.strictObject({
   session_id: z.uuid(),
-  message: z.string().trim().min(1).max(MAX_STEER_CHARS),
+  message: storableText().trim().min(1).max(MAX_STEER_CHARS),
 });
 export type AgentSteerBody = z.infer<typeof AgentSteerBody>;
 
 export const SessionIdParams = z.object({ sessionId: z.uuid() });
 
-export const TokenRequestBody = z.strictObject({ api_key: z.string().min(8).max(200) });
+export const TokenRequestBody = z.strictObject({ api_key: storableText().min(8).max(200) });
 
 // Quota and usage (billing issue). Credits are whole units; one run reserves one.
 export const MAX_CREDIT_GRANT = 1_000_000;
@@ -89,32 +92,32 @@ export type AgentSuggestResponse = z.infer<typeof AgentSuggestResponse>;
 // Project files (the author's editor, issue 4). An author save creates an `author` version; a
 // stale `expected_version` is 409 version_conflict, never a silent overwrite.
 export const MAX_FILE_CHARS = 1_000_000;
-const fileTitle = z.string().trim().min(1).max(200);
+const fileTitle = storableText().trim().min(1).max(200);
 export const ProjectIdParams = z.object({ projectId: z.uuid() });
 export const ProjectFileParams = z.object({ projectId: z.uuid(), fileId: z.uuid() });
 
 export const CreateFileBody = z.strictObject({
   title: fileTitle,
-  file_type: z
-    .string()
+  file_type: storableText()
     .trim()
     .regex(/^[a-z][a-z_]{0,39}$/),
-  folder: z.string().trim().max(200).default(''),
-  content: z.string().max(MAX_FILE_CHARS).default(''),
+  folder: storableText().trim().max(200).default(''),
+  content: storableText().max(MAX_FILE_CHARS).default(''),
 });
 export type CreateFileBody = z.infer<typeof CreateFileBody>;
 
 export const UpdateFileBody = z.strictObject({
-  content: z.string().max(MAX_FILE_CHARS),
-  expected_version: z.number().int().nonnegative(),
+  content: storableText().max(MAX_FILE_CHARS),
+  // Versions are int4 columns.
+  expected_version: int4().nonnegative(),
   title: fileTitle.optional(),
 });
 export type UpdateFileBody = z.infer<typeof UpdateFileBody>;
 
 /** A revert is itself a new version carrying the old content. */
 export const RevertFileBody = z.strictObject({
-  version: z.number().int().min(1),
-  expected_version: z.number().int().nonnegative().optional(),
+  version: int4().min(1),
+  expected_version: int4().nonnegative().optional(),
 });
 export type RevertFileBody = z.infer<typeof RevertFileBody>;
 
@@ -126,3 +129,14 @@ export const AcceptDraftBody = z.strictObject({
   expected_version: z.number().int().nonnegative().max(2_147_483_647),
 });
 export type AcceptDraftBody = z.infer<typeof AcceptDraftBody>;
+
+/** The one HTTP error body (README "HTTP API"): a catalog code, its fixed message, the flag. */
+export const ErrorResponse = z.strictObject({
+  error: z.strictObject({
+    code: z.enum(ERROR_CODES as [string, ...string[]]),
+    message: z.string(),
+    retryable: z.boolean(),
+    fields: z.record(z.string(), z.array(z.string())).optional(),
+  }),
+});
+export type ErrorResponse = z.infer<typeof ErrorResponse>;

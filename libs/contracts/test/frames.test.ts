@@ -1,7 +1,9 @@
+import { createParser } from 'eventsource-parser';
 import { describe, expect, it } from 'vitest';
 import {
   ERROR_CATALOG,
   ERROR_CODES,
+  encodeSseRetry,
   errorFrame,
   FRAME_TYPES,
   type FrameType,
@@ -161,6 +163,15 @@ describe('frame examples', () => {
     expect(wire.slice(0, -2)).not.toContain('\n\n');
     expect(parseSseText(wire)).toEqual([{ id: '42', frame: example }]);
     expect(SseFrame.parse(parseSseText(wire)[0]?.frame)).toEqual(example);
+  });
+
+  it.each(FRAME_TYPES)('%s is named in `event:` for a spec-following parser, next to its JSON', (type) => {
+    const events: Array<{ event?: string | undefined; id?: string | undefined; data: string }> = [];
+    let retry: number | undefined;
+    const parser = createParser({ onEvent: (event) => events.push(event), onRetry: (ms) => (retry = ms) });
+    parser.feed(encodeSseRetry(2000) + encodeSseFrame(EXAMPLES[type], 7));
+    expect(retry).toBe(2000);
+    expect(events).toEqual([{ event: type, id: '7', data: JSON.stringify(EXAMPLES[type]) }]);
   });
 
   it('keeps several encoded frames apart and in order, with and without ids', () => {

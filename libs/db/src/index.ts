@@ -18,6 +18,7 @@ export {
   setFileVisibility,
 } from './context-files.ts';
 export { insertContextTrace, listContextTraces, type StoredContextTrace } from './context-traces.ts';
+export { type ExternalIdentity, userForExternalIdentity } from './external-identities.ts';
 export {
   type FileTextMatch,
   findFileByTitle,

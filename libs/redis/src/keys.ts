@@ -12,6 +12,8 @@ export interface RedisKeys {
   readonly rateLimit: string;
   /** Refreshed while any gateway streams the run to a client (disconnect grace). */
   runWatchers(runId: string): string;
+  /** A stream ticket by the sha256 of its value (a key dump holds no usable ticket). */
+  streamTicket(ticketHash: string): string;
 }
 
 /** `redisKeys('quill')` → `quill:lock:session:<id>`; an empty prefix gives the bare names. */
@@ -28,5 +30,6 @@ export function redisKeys(prefix: string): RedisKeys {
     runModelCalls: (runId) => `${base}run:model_calls:${runId}`,
     rateLimit: `${base}rl:`,
     runWatchers: (runId) => `${base}sse:${runId}`,
+    streamTicket: (ticketHash) => `${base}sse:ticket:${ticketHash}`,
   };
 }

@@ -1,5 +1,5 @@
 import { type Bus, connectBus, ensureStreams } from '@quill/bus';
-import { type Config, loadConfig } from '@quill/config';
+import { type Config, loadConfig, type SecretUse } from '@quill/config';
 import { createPool } from '@quill/db';
 import { createRedis, type RedisClient, type RedisKeys, redisKeys } from '@quill/redis';
 import { createLogger, shutdownTelemetry } from '@quill/telemetry';
@@ -19,12 +19,26 @@ export interface ServiceRuntime {
 }
 
 /**
+ * The secrets each service uses, checked in production before anything connects (libs/config
+ * secrets.ts): only the gateway signs tokens; every service that calls a model needs its keys.
+ * An unknown service name is held to all of them.
+ */
+const SECRETS_BY_SERVICE: Record<string, readonly SecretUse[]> = {
+  gateway: ['auth', 'llm'],
+  router: ['llm'],
+  writer: ['llm'],
+  reviewer: ['llm'],
+  context: ['llm'],
+  billing: [],
+};
+
+/**
  * The connections every service needs, from one config read. Each `main.ts` calls this, wires
  * its handlers, and leaves shutdown ordering here: service work first, then NATS drain, then
  * pools, then the trace flush.
  */
 export async function startService(service: string): Promise<ServiceRuntime> {
-  const config = loadConfig();
+  const config = loadConfig({ secrets: SECRETS_BY_SERVICE[service] ?? ['auth', 'llm'] });
   const logger = createLogger({ service, level: config.LOG_LEVEL, instanceId: config.instanceId });
   for (const conflict of config.conflicts) {
     logger.warn(conflict, 'config set differently in .env and the process environment');

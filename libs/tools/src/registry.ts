@@ -1,5 +1,5 @@
 import type { AgentRole } from '@quill/contracts';
-import { isTransientDbError } from '@quill/db';
+import { DEFAULT_WRITE_RETRY_MS, isTransientDbError, retryTransient } from '@quill/db';
 import { z } from 'zod';
 import { handoffToAgentTool, requestClarificationTool } from './control-tools.ts';
 import { createFileTool } from './create-file.ts';
@@ -119,7 +119,11 @@ export async function executeTool(
     return failure('invalid_arguments', `Invalid arguments: ${detail.join('; ')}`);
   }
   try {
-    return await spec.handle(parsed.data, context);
+    // A transient database fault is retried for the whole call (reads and the fenced write are
+    // redone in fresh transactions; writes carry the call's idempotency key).
+    return await retryTransient(() => spec.handle(parsed.data, context), {
+      maxMs: context.writeRetryMs ?? DEFAULT_WRITE_RETRY_MS,
+    });
   } catch (error) {
     if (error instanceof Error && error.name === 'RunFencedError') {
       return failure('run_not_active', 'This run is no longer active; nothing was changed.');

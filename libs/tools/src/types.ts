@@ -120,13 +120,12 @@ export interface ToolDefinition {
   function: { name: string; description: string; parameters: Record<string, unknown> };
 }
 
-/** The write fence of a tool call: the run's lease and how long a database fault is retried. */
-export function fenceOf(context: ToolContext): { runId: string; epoch: number; retryMs?: number } {
-  return {
-    runId: context.runId,
-    epoch: context.epoch,
-    ...(context.writeRetryMs !== undefined ? { retryMs: context.writeRetryMs } : {}),
-  };
+/**
+ * The write fence of a tool call. It does not retry on its own: executeTool retries the whole
+ * call on a transient database fault (its reads too), so there is one retry budget per call.
+ */
+export function fenceOf(context: ToolContext): { runId: string; epoch: number; retryMs: number } {
+  return { runId: context.runId, epoch: context.epoch, retryMs: 0 };
 }
 
 /** The idempotency key of a tool call's write, when the worker gave the call one. */

@@ -7,8 +7,12 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { createAuthenticator } from './auth.ts';
+import { installCors } from './cors.ts';
+import { frameworkErrorOptions } from './framework-errors.ts';
 import { createHeartbeats } from './heartbeats.ts';
 import { installErrorHandler } from './http-errors.ts';
+import { createIdentityProvider, type IdentityProviderSettings } from './identity-provider.ts';
+import { createMethodIndex } from './method-index.ts';
 import { installRateLimit } from './rate-limit.ts';
 import { registerAgentRoutes } from './routes/agent.ts';
 import { registerAgentControlRoutes } from './routes/agent-control.ts';
@@ -17,12 +21,21 @@ import { registerContextTraceRoutes } from './routes/context-trace.ts';
 import { registerFileVisibilityRoutes } from './routes/file-visibility.ts';
 import { registerFileRoutes } from './routes/files.ts';
 import { registerHealthRoutes } from './routes/health.ts';
+import { registerOpenApiRoute } from './routes/openapi.ts';
 import { registerRunRoutes } from './routes/runs.ts';
 import { skillRoutes } from './routes/skills.ts';
 import { registerSuggestRoutes } from './routes/suggest.ts';
 import { registerTokenRoutes } from './routes/tokens.ts';
 import { createRunWatch } from './run-watch.ts';
+import { createStreamTickets } from './stream-tickets.ts';
 import { createTokenService } from './tokens.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route this gateway serves (the OpenAPI test compares them with the route table). */
+    registeredRoutes(): Array<{ method: string; url: string }>;
+  }
+}
 
 export interface GatewayDependencies {
   bus: Bus;
@@ -52,6 +65,10 @@ export interface GatewayDependencies {
     rateLimitPerMinute: number;
     jwtSecret: string;
     jwtTtlSeconds: number;
+    /** An external identity provider whose tokens are accepted too (AUTH_JWKS_*). */
+    identityProvider?: IdentityProviderSettings;
+    /** Browser origins allowed cross-origin (GATEWAY_CORS_ORIGINS). */
+    corsOrigins: readonly string[];
     /** Credits of a user who has no quota account yet (QUILL_DEFAULT_CREDITS). */
     defaultCredits: number;
   };
@@ -64,27 +81,41 @@ export async function buildGatewayApp(dependencies: GatewayDependencies): Promis
     trustProxy: dependencies.settings.trustProxy,
     requestIdHeader: 'x-request-id',
     genReqId: () => crypto.randomUUID(),
+    ...frameworkErrorOptions(),
   });
   if (dependencies.otelPlugin) await app.register(dependencies.otelPlugin);
-  installErrorHandler(app);
+  const methods = createMethodIndex(app);
+  app.decorate('registeredRoutes', () => methods.routes());
+  installErrorHandler(app, methods);
+  // JSON only (and the skills zip, in its plugin): any other body type is 415, not a string
+  // that each route would have to refuse itself.
+  app.removeContentTypeParser('text/plain');
+  await installCors(app, dependencies.settings.corsOrigins);
   app.decorateRequest('user', undefined);
   await installRateLimit(app, {
     redis: dependencies.redis,
     nameSpace: dependencies.keys.rateLimit,
     perMinute: dependencies.settings.rateLimitPerMinute,
   });
-  const tokens = createTokenService(dependencies.settings.jwtSecret, dependencies.settings.jwtTtlSeconds);
-  const authenticate = createAuthenticator(dependencies.pool, tokens);
+  const { identityProvider } = dependencies.settings;
+  const tokens = createTokenService(
+    dependencies.settings.jwtSecret,
+    dependencies.settings.jwtTtlSeconds,
+    identityProvider ? createIdentityProvider(identityProvider) : undefined,
+  );
+  const tickets = createStreamTickets(dependencies.redis, dependencies.keys);
+  const authenticate = createAuthenticator(dependencies.pool, tokens, tickets);
   const watch = createRunWatch({ ...dependencies, logger: app.log, settings: dependencies.settings });
   const heartbeats = createHeartbeats(dependencies.settings.heartbeatMs);
   app.addHook('onClose', async () => heartbeats.close());
   await app.register(
     async (api) => {
       registerHealthRoutes(api, dependencies);
+      registerOpenApiRoute(api);
       registerTokenRoutes(api, dependencies.pool, tokens);
       await api.register(async (authenticated) => {
         authenticated.addHook('preHandler', authenticate);
-        registerAgentRoutes(authenticated, dependencies, watch, heartbeats);
+        registerAgentRoutes(authenticated, dependencies, { watch, heartbeats, tickets });
         registerAgentControlRoutes(authenticated, dependencies);
         registerRunRoutes(authenticated, dependencies);
         registerBillingRoutes(authenticated, dependencies);

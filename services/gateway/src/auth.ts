@@ -1,12 +1,17 @@
-import { QuillError } from '@quill/contracts';
-import { findUserByApiKey, getUser, type User } from '@quill/db';
+import { QuillError, StreamTicket } from '@quill/contracts';
+import { findUserByApiKey, getUser, type User, userForExternalIdentity } from '@quill/db';
 import type { FastifyRequest } from 'fastify';
 import type { Pool } from 'pg';
+import type { StreamTickets } from './stream-tickets.ts';
 import type { TokenService } from './tokens.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     user: User | undefined;
+  }
+  interface FastifyContextConfig {
+    /** The route also accepts a stream ticket for its `:runId` in `?ticket=` (EventSource). */
+    streamTicket?: boolean;
   }
 }
 
@@ -19,22 +24,36 @@ export function requireUser(request: FastifyRequest): User {
 const API_KEY_PREFIX = 'qk_';
 
 /**
- * Bearer auth: an API key (stored hashed; the raw key is never logged) or a short-lived token
- * minted from one.
+ * Bearer auth: an API key (stored hashed; the raw key is never logged), a short-lived token
+ * minted from one, or an external identity provider's token (its user made on first sign-in).
+ * On a route marked `streamTicket`, without a bearer: a stream ticket for that run
+ * (stream-tickets.ts).
  */
-export function createAuthenticator(pool: Pool, tokens: TokenService) {
+export function createAuthenticator(pool: Pool, tokens: TokenService, tickets: StreamTickets) {
   return async function authenticate(request: FastifyRequest): Promise<void> {
     const header = request.headers.authorization;
     const credential = header ? /^Bearer\s+(\S+)$/i.exec(header)?.[1] : undefined;
-    if (!credential) throw new QuillError('unauthorized');
     let user: User | null = null;
-    if (credential.startsWith(API_KEY_PREFIX)) {
+    if (!credential) {
+      const presented = ticketOf(request);
+      if (!presented) throw new QuillError('unauthorized');
+      const userId = await tickets.redeem(presented.ticket, presented.runId);
+      user = userId ? await getUser(pool, userId) : null;
+    } else if (credential.startsWith(API_KEY_PREFIX)) {
       user = await findUserByApiKey(pool, credential);
     } else {
-      const userId = await tokens.verify(credential);
-      user = userId ? await getUser(pool, userId) : null;
+      const verified = await tokens.verify(credential);
+      if (verified?.kind === 'local') user = await getUser(pool, verified.userId);
+      else if (verified?.kind === 'external') user = await userForExternalIdentity(pool, verified.identity);
     }
     if (!user) throw new QuillError('unauthorized');
     request.user = user;
   };
+}
+
+function ticketOf(request: FastifyRequest): { ticket: string; runId: string } | undefined {
+  if (!request.routeOptions.config.streamTicket) return undefined;
+  const ticket = StreamTicket.safeParse((request.query as Record<string, unknown> | undefined)?.ticket);
+  const runId = (request.params as Record<string, unknown> | undefined)?.runId;
+  return ticket.success && typeof runId === 'string' ? { ticket: ticket.data, runId } : undefined;
 }

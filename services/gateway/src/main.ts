@@ -28,6 +28,17 @@ const app = await buildGatewayApp({
     rateLimitPerMinute: config.GATEWAY_RATE_LIMIT_PER_MINUTE,
     jwtSecret: config.AUTH_JWT_SECRET,
     jwtTtlSeconds: config.AUTH_JWT_TTL_S,
+    corsOrigins: config.GATEWAY_CORS_ORIGINS,
+    ...(config.AUTH_JWKS_URL
+      ? {
+          identityProvider: {
+            jwksUrl: config.AUTH_JWKS_URL,
+            issuer: config.AUTH_JWKS_ISSUER!,
+            audience: config.AUTH_JWKS_AUDIENCE!,
+            maxLifetimeSeconds: config.AUTH_JWKS_MAX_LIFETIME_S,
+          },
+        }
+      : {}),
     defaultCredits: config.QUILL_DEFAULT_CREDITS,
   },
   otelPlugin: fastifyOtelPlugin(),

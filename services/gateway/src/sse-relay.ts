@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Bus } from '@quill/bus';
-import { SSE_HEADERS } from '@quill/contracts';
-import type { FastifyBaseLogger as Logger } from 'fastify';
+import { encodeSseRetry, SSE_HEADERS, SSE_RETRY_MS } from '@quill/contracts';
+import type { FastifyReply, FastifyBaseLogger as Logger } from 'fastify';
 import type { Heartbeats } from './heartbeats.ts';
 import { endRunIfUnfinished } from './run-fallback.ts';
 import { runFeedsFor } from './run-feed.ts';
@@ -13,7 +13,7 @@ export interface RelayOptions {
   afterSeq: number;
   heartbeats: Heartbeats;
   /** Extra response headers, e.g. the trace id an operator can look the run up by. */
-  headers?: Record<string, string>;
+  headers?: Record<string, string | string[]>;
   watch: RunWatch;
   /**
    * When (epoch ms) this gateway ends the stream itself if no terminal frame arrived: the last
@@ -44,7 +44,8 @@ export async function relayRunEvents(
     throw error;
   }
   response.writeHead(200, { ...SSE_HEADERS, ...options.headers });
-  response.flushHeaders();
+  // The reconnect delay comes first, so a browser that loses the stream waits as told.
+  response.write(encodeSseRetry(SSE_RETRY_MS));
   const watch = options.watch(runId);
   const stopHeartbeat = options.heartbeats.add(response);
   const fallback =
@@ -83,6 +84,18 @@ export async function relayRunEvents(
     reader.close();
     if (!response.destroyed) response.end();
   }
+}
+
+/**
+ * What hooks have set on a reply (CORS), for a relay that writes the response head itself after
+ * `reply.hijack()`.
+ */
+export function headersSetOn(reply: FastifyReply): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(reply.getHeaders())) {
+    if (value !== undefined) headers[name] = typeof value === 'number' ? String(value) : value;
+  }
+  return headers;
 }
 
 function drained(response: ServerResponse): Promise<void> {

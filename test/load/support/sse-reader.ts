@@ -93,6 +93,8 @@ export function readSse(options: SseRequest): Promise<SseResponse> {
               if (line.startsWith('data: ')) data += data ? `\n${line.slice(6)}` : line.slice(6);
               else if (line.startsWith('id: ')) id = line.slice(4);
             }
+            // A block without data (the stream's `retry:`) is no event.
+            if (!data) continue;
             if (options.onEvent({ id, data, receivedAt })) {
               finished = true;
               response.destroy();

@@ -1,5 +1,4 @@
-import { AgentStreamBody, LastEventId, QuillError, RunIdParams } from '@quill/contracts';
-import { getRunForUser } from '@quill/db';
+import { AgentStreamBody } from '@quill/contracts';
 import { activeTraceId } from '@quill/telemetry';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayDependencies } from '../app.ts';
@@ -9,13 +8,20 @@ import { parseInput } from '../http-errors.ts';
 import { modelRouteLimit } from '../rate-limit.ts';
 import { createRunLauncher } from '../run-launcher.ts';
 import type { RunWatch } from '../run-watch.ts';
-import { relayRunEvents } from '../sse-relay.ts';
+import { headersSetOn, relayRunEvents } from '../sse-relay.ts';
+import type { StreamTickets } from '../stream-tickets.ts';
+import { registerRunStreamRoutes } from './run-stream.ts';
+
+export interface StreamingParts {
+  watch: RunWatch;
+  heartbeats: Heartbeats;
+  tickets: StreamTickets;
+}
 
 export function registerAgentRoutes(
   app: FastifyInstance,
   dependencies: GatewayDependencies,
-  watch: RunWatch,
-  heartbeats: Heartbeats,
+  streaming: StreamingParts,
 ): void {
   const launch = createRunLauncher(dependencies);
   const { wallClockMs, fallbackGraceMs } = dependencies.settings;
@@ -32,44 +38,26 @@ export function registerAgentRoutes(
       {
         runId: run.runId,
         afterSeq: 0,
-        heartbeats,
-        headers: { ...traceHeaders(), 'x-quill-run-id': run.runId, 'x-quill-session-id': run.sessionId },
-        watch,
+        heartbeats: streaming.heartbeats,
+        // What hooks set on the reply (CORS) goes out too, as the relay writes the head itself.
+        headers: {
+          ...headersSetOn(reply),
+          ...traceHeaders(),
+          'x-quill-run-id': run.runId,
+          'x-quill-session-id': run.sessionId,
+        },
+        watch: streaming.watch,
         fallbackAt: Date.now() + wallClockMs + fallbackGraceMs,
       },
       request.log,
     );
   });
 
-  app.get('/agent/runs/:runId/stream', async (request, reply) => {
-    const user = requireUser(request);
-    const { runId } = parseInput(RunIdParams, request.params);
-    // session_id is the only thread id; a run is reachable only by the user it belongs to.
-    const run = await getRunForUser(dependencies.pool, runId, user.id);
-    if (!run) throw new QuillError('not_found');
-    const lastEventId = request.headers['last-event-id'];
-    const afterSeq = lastEventId === undefined ? 0 : parseInput(LastEventId, lastEventId);
-    reply.hijack();
-    await relayRunEvents(
-      dependencies.bus,
-      reply.raw,
-      {
-        runId,
-        afterSeq,
-        heartbeats,
-        headers: traceHeaders(),
-        watch,
-        ...(run.phase === 'running'
-          ? { fallbackAt: Date.parse(run.createdAt) + wallClockMs + fallbackGraceMs }
-          : {}),
-      },
-      request.log,
-    );
-  });
+  registerRunStreamRoutes(app, dependencies, streaming);
 }
 
 /** The trace id, so an operator can find the run in Jaeger from what the client saw. */
-function traceHeaders(): Record<string, string> {
+export function traceHeaders(): Record<string, string> {
   const traceId = activeTraceId();
   return traceId ? { 'x-quill-trace-id': traceId } : {};
 }

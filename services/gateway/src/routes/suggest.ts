@@ -26,9 +26,9 @@ import { buildSuggestionMessages, parseSuggestions } from '../suggestions.ts';
 
 /**
  * `POST /agent/suggest`: next-step suggestions. Like every endpoint that can trigger a model call
- * (seed 000 请求与流 1) it has auth (the scope it is registered in), project access (404),
- * the per-user rate limit and the daily cost cap; the call goes through the same failover client
- * as the workers, and each attempt's usage is published to the ledger like a run's.
+ * (seed 000 请求与流 1) it has auth (the scope it is registered in), project access (404; a
+ * viewer 403), the per-user rate limit and the daily cost cap; the call goes through the same
+ * failover client as the workers, and each attempt's usage is published to the ledger like a run's.
  */
 export function registerSuggestRoutes(app: FastifyInstance, dependencies: GatewayDependencies): void {
   const { pool } = dependencies;
@@ -38,6 +38,8 @@ export function registerSuggestRoutes(app: FastifyInstance, dependencies: Gatewa
     const body = parseInput(AgentSuggestBody, request.body);
     const access = await getProjectForUser(pool, body.project_id, user.id);
     if (!access) throw new QuillError('not_found');
+    // Viewers may read a project but not spend its model budget, as with runs.
+    if (access.memberRole === 'viewer') throw new QuillError('forbidden');
     const session = body.session_id ? await getSessionForUser(pool, body.session_id, user.id) : undefined;
     if (session === null || (session && session.projectId !== body.project_id))
       throw new QuillError('not_found');

@@ -1,0 +1,160 @@
+import type { z } from 'zod';
+import { ContextTraceResponse, FileVisibilityBody } from './context.ts';
+import {
+  AcceptDraftBody,
+  AgentSteerBody,
+  AgentStopBody,
+  AgentStreamBody,
+  AgentSuggestBody,
+  AgentSuggestResponse,
+  CreateFileBody,
+  GrantCreditsBody,
+  GrantCreditsResponse,
+  ProjectFileParams,
+  ProjectIdParams,
+  QuotaResponse,
+  RevertFileBody,
+  RunIdParams,
+  SessionIdParams,
+  TokenRequestBody,
+  UpdateFileBody,
+  UsageTodayResponse,
+  UserIdParams,
+} from './http.ts';
+import { SkillNameParams, SkillPatchBody } from './skills.ts';
+import { StreamQuery, StreamTicketResponse } from './stream-ticket.ts';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** One route of the HTTP API under `/api/v1`, with the schemas the gateway parses it with. */
+export interface ApiRoute {
+  readonly method: HttpMethod;
+  /** Fastify syntax (`:param`), relative to `/api/v1`. */
+  readonly path: string;
+  readonly summary: string;
+  /** false: no bearer needed (health, token exchange, the OpenAPI document). */
+  readonly auth: boolean;
+  readonly params?: z.ZodObject;
+  readonly query?: z.ZodObject;
+  /** A JSON body's schema, or `zip` for the raw skill package. */
+  readonly body?: z.ZodType | 'zip';
+  /** The success status and, when it is JSON with a schema here, its body. */
+  readonly success: {
+    readonly status: number;
+    readonly body?: z.ZodType;
+    readonly sse?: true;
+    readonly zip?: true;
+  };
+}
+
+const ok = (body?: z.ZodType) => ({ status: 200, ...(body ? { body } : {}) });
+const route = (
+  method: HttpMethod,
+  path: string,
+  summary: string,
+  options: Omit<ApiRoute, 'method' | 'path' | 'summary' | 'auth' | 'success'> & {
+    auth?: boolean;
+    success?: ApiRoute['success'];
+  } = {},
+): ApiRoute => ({
+  method,
+  path,
+  summary,
+  auth: options.auth ?? true,
+  success: options.success ?? ok(),
+  ...options,
+});
+
+/**
+ * Every route of the HTTP API (README "HTTP API"): the source of the OpenAPI document and of the
+ * fuzz test's requests. A test fails when the gateway serves a route that is not listed here.
+ */
+export const API_ROUTES: readonly ApiRoute[] = [
+  route('GET', '/health', 'Dependencies, config conflicts and LLM breakers', { auth: false }),
+  route('GET', '/openapi.json', 'This API as an OpenAPI 3.1 document', { auth: false }),
+  route('POST', '/auth/token', 'Exchange an API key for a short-lived access token', {
+    auth: false,
+    body: TokenRequestBody,
+  }),
+  route('POST', '/agent/stream', 'Start a run and stream its frames (SSE)', {
+    body: AgentStreamBody,
+    success: { status: 200, sse: true },
+  }),
+  route('GET', '/agent/runs/:runId/stream', 'Resume a run stream after Last-Event-ID (SSE; 204 after done)', {
+    params: RunIdParams,
+    query: StreamQuery,
+    success: { status: 200, sse: true },
+  }),
+  route('POST', '/agent/runs/:runId/stream-ticket', 'Mint a single-use ticket for a native EventSource', {
+    params: RunIdParams,
+    success: { status: 201, body: StreamTicketResponse },
+  }),
+  route('POST', '/agent/stop', 'Stop a run', { body: AgentStopBody, success: { status: 202 } }),
+  route('POST', '/agent/steer', 'Send an interjection to the running run', {
+    body: AgentSteerBody,
+    success: { status: 202 },
+  }),
+  route('GET', '/agent/runs/:runId', 'A run: phase, stop reason, billing, counters', { params: RunIdParams }),
+  route('GET', '/agent/runs/:runId/context-trace', "A run's context trace (project owner only)", {
+    params: RunIdParams,
+    success: ok(ContextTraceResponse),
+  }),
+  route('GET', '/sessions/:sessionId', "A session's phase", { params: SessionIdParams }),
+  route('GET', '/usage/today', "The caller's tokens today", { success: ok(UsageTodayResponse) }),
+  route('GET', '/quota', "The caller's credits and daily cap", { success: ok(QuotaResponse) }),
+  route('POST', '/admin/users/:userId/credits', 'Grant credits (admin only)', {
+    params: UserIdParams,
+    body: GrantCreditsBody,
+    success: ok(GrantCreditsResponse),
+  }),
+  route('POST', '/agent/suggest', 'Next-step suggestions (a model call)', {
+    body: AgentSuggestBody,
+    success: ok(AgentSuggestResponse),
+  }),
+  route('GET', '/projects/:projectId/files', "The project's live files", { params: ProjectIdParams }),
+  route('POST', '/projects/:projectId/files', 'Create a file', {
+    params: ProjectIdParams,
+    body: CreateFileBody,
+    success: { status: 201 },
+  }),
+  route('GET', '/projects/:projectId/files/:fileId', 'One file with its text', { params: ProjectFileParams }),
+  route('PUT', '/projects/:projectId/files/:fileId', 'Save a new author version', {
+    params: ProjectFileParams,
+    body: UpdateFileBody,
+  }),
+  route('DELETE', '/projects/:projectId/files/:fileId', 'Delete a file (soft)', {
+    params: ProjectFileParams,
+    success: { status: 204 },
+  }),
+  route('GET', '/projects/:projectId/files/:fileId/versions', "A file's history", {
+    params: ProjectFileParams,
+  }),
+  route('POST', '/projects/:projectId/files/:fileId/revert', 'Revert to an old version (as a new one)', {
+    params: ProjectFileParams,
+    body: RevertFileBody,
+  }),
+  route(
+    'POST',
+    '/projects/:projectId/files/:fileId/accept-draft',
+    "Accept an AI draft as the original's text",
+    {
+      params: ProjectFileParams,
+      body: AcceptDraftBody,
+    },
+  ),
+  route('PUT', '/projects/:projectId/files/:fileId/visibility', 'Which agent roles may see a file', {
+    params: ProjectFileParams,
+    body: FileVisibilityBody,
+  }),
+  route('POST', '/skills/import', 'Import a skill package (zip)', { body: 'zip', success: { status: 201 } }),
+  route('GET', '/skills', "The caller's skills"),
+  route('PATCH', '/skills/:name', 'Enable or disable a skill', {
+    params: SkillNameParams,
+    body: SkillPatchBody,
+  }),
+  route('GET', '/skills/:name/export', 'A skill package as a zip', {
+    params: SkillNameParams,
+    success: { status: 200, zip: true },
+  }),
+  route('DELETE', '/skills/:name', 'Delete a skill', { params: SkillNameParams, success: { status: 204 } }),
+];

@@ -1,0 +1,82 @@
+import { type Bus, decodeEnvelope, InvalidEnvelopeError, lastStored } from '@quill/bus';
+import { EventEnvelope, LastEventId, QuillError, RunIdParams, StreamQuery } from '@quill/contracts';
+import { getRunForUser } from '@quill/db';
+import type { FastifyInstance } from 'fastify';
+import type { GatewayDependencies } from '../app.ts';
+import { requireUser } from '../auth.ts';
+import { parseInput } from '../http-errors.ts';
+import { headersSetOn, relayRunEvents } from '../sse-relay.ts';
+import type { StreamingParts } from './agent.ts';
+import { traceHeaders } from './agent.ts';
+
+/**
+ * Resuming a run's stream, and the ticket a browser's native EventSource resumes with (README
+ * "Browser streaming").
+ */
+export function registerRunStreamRoutes(
+  app: FastifyInstance,
+  dependencies: GatewayDependencies,
+  streaming: StreamingParts,
+): void {
+  const { bus, pool } = dependencies;
+  const { wallClockMs, fallbackGraceMs } = dependencies.settings;
+
+  app.post('/agent/runs/:runId/stream-ticket', async (request, reply) => {
+    const user = requireUser(request);
+    const { runId } = parseInput(RunIdParams, request.params);
+    const run = await getRunForUser(pool, runId, user.id);
+    if (!run) throw new QuillError('not_found');
+    const { ticket, expiresIn } = await streaming.tickets.mint(user.id, runId);
+    return reply.code(201).send({
+      ticket,
+      expires_in: expiresIn,
+      stream_url: `/api/v1/agent/runs/${runId}/stream?ticket=${ticket}`,
+    });
+  });
+
+  app.get('/agent/runs/:runId/stream', { config: { streamTicket: true } }, async (request, reply) => {
+    const user = requireUser(request);
+    const { runId } = parseInput(RunIdParams, request.params);
+    const query = parseInput(StreamQuery, request.query);
+    // session_id is the only thread id; a run is reachable only by the user it belongs to.
+    const run = await getRunForUser(pool, runId, user.id);
+    if (!run) throw new QuillError('not_found');
+    // The header (an EventSource's own reconnect) wins; the query serves a new EventSource,
+    // which cannot set the header.
+    const lastEventId = request.headers['last-event-id'];
+    const afterSeq =
+      lastEventId === undefined ? (query.last_event_id ?? 0) : parseInput(LastEventId, lastEventId);
+    // Nothing follows `done`: 204 tells an EventSource to stop reconnecting (HTML §9.2), where an
+    // open stream would only heartbeat forever.
+    if (afterSeq > 0 && (await doneAtOrBefore(bus, runId, afterSeq))) return reply.code(204).send();
+    reply.hijack();
+    await relayRunEvents(
+      bus,
+      reply.raw,
+      {
+        runId,
+        afterSeq,
+        heartbeats: streaming.heartbeats,
+        headers: { ...headersSetOn(reply), ...traceHeaders() },
+        watch: streaming.watch,
+        ...(run.phase === 'running'
+          ? { fallbackAt: Date.parse(run.createdAt) + wallClockMs + fallbackGraceMs }
+          : {}),
+      },
+      request.log,
+    );
+  });
+}
+
+/** Whether the run's stream has ended with `done` at or before `seq`. */
+async function doneAtOrBefore(bus: Bus, runId: string, seq: number): Promise<boolean> {
+  const subject = bus.names.events(runId);
+  const last = await lastStored(bus, { stream: bus.names.streams.events, subject });
+  if (!last || last.seq > seq) return false;
+  try {
+    return decodeEnvelope(EventEnvelope, subject, last.data).frame.type === 'done';
+  } catch (error) {
+    if (error instanceof InvalidEnvelopeError) return false;
+    throw error;
+  }
+}
