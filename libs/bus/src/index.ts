@@ -1,4 +1,5 @@
 export { type AckedPublisher, createAckedPublisher, PublishAckError } from './acked-publisher.ts';
+export { backoffDelay, isTransientNatsError, type RetryOptions, retryWithBackoff } from './backoff.ts';
 export { decodeEnvelope, encodeJson, InvalidEnvelopeError, runIdFromSubject } from './codec.ts';
 export { type Bus, type BusOptions, connectBus } from './connection.ts';
 export {
