@@ -21,7 +21,13 @@ export {
   type RawStoredMessage,
   readOrderedRaw,
 } from './raw-reads.ts';
-export { BusRequestError, type Responder, requestReply, serveRequests } from './request.ts';
+export {
+  BusRequestError,
+  type RequestOptions,
+  type Responder,
+  requestReply,
+  serveRequests,
+} from './request.ts';
 export { publishFrame } from './run-events.ts';
 export { ensureRoleConsumer, ensureStreams, ensureUsageConsumer, type StreamSettings } from './streams.ts';
 export { contextFromHeaders, tracedHeaders } from './tracing.ts';

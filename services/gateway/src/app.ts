@@ -42,6 +42,8 @@ export interface GatewayDependencies {
     heartbeatMs: number;
     sessionLockTtlMs: number;
     requestTimeoutMs: number;
+    /** All attempts of one bus request together (README "Fault tolerance"). */
+    requestDeadlineMs: number;
     wallClockMs: number;
     /** Past the run deadline, how long before this gateway ends a stream no router finished. */
     fallbackGraceMs: number;

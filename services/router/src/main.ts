@@ -30,6 +30,7 @@ const handleRunStart = createRunHandler({
   keys: runtime.keys,
   logger,
   requestTimeoutMs: config.NATS_REQUEST_TIMEOUT_MS,
+  requestDeadlineMs: config.NATS_REQUEST_DEADLINE_MS,
   settings: {
     maxIterations: config.AGENT_COLLABORATION_MAX_ITERATIONS,
     wallClockMs: config.AGENT_RUN_WALL_CLOCK_TIMEOUT_S * 1000,

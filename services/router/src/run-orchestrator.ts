@@ -11,6 +11,7 @@ import {
   type AgentRole,
   ContextCompileReply,
   ContextCompileRequest,
+  isReplicaFailure,
   msgIds,
   type RunStartEnvelope,
   StepRecordEnvelope,
@@ -166,7 +167,13 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
           ui_language: start.ui_language,
           step,
         },
-        { timeoutMs: dependencies.requestTimeoutMs },
+        // Compiling only reads (and stores a compaction boundary idempotently): a replica that
+        // died or failed mid-compile is asked again, another one if it is gone.
+        {
+          timeoutMs: dependencies.requestTimeoutMs,
+          deadlineMs: dependencies.requestDeadlineMs,
+          retryReply: isReplicaFailure,
+        },
       );
     } catch (error) {
       dependencies.logger.error({ err: error, run_id: start.run_id }, 'context compile failed');
