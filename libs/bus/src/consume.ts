@@ -20,6 +20,11 @@ export interface DeliveryContext {
   readonly message: JsMsg;
   readonly subject: string;
   readonly deliveryCount: number;
+  /**
+   * The subject JetStream takes this delivery's acks on: another process that publishes `-NAK`
+   * there hands the message back (router run leases, README "Fault tolerance").
+   */
+  readonly ackSubject: string;
   /** Aborted when this replica shuts down: a handler should hand its work back (nak) quickly. */
   readonly shutdown: AbortSignal;
 }
@@ -91,6 +96,8 @@ export async function consumeDurable<S extends z.ZodType>(
           message,
           subject: message.subject,
           deliveryCount,
+          // The client's message keeps its reply subject (the ack subject); its type does not say so.
+          ackSubject: (message as JsMsg & { reply?: string }).reply ?? '',
           shutdown: shutdown.signal,
         }),
     ).catch((error: unknown): Disposition => {

@@ -113,6 +113,9 @@ export const ConfigSchema = z.object({
   WORKER_CONCURRENCY: int(8, 1),
   ROUTER_CONCURRENCY: int(64, 1),
   RUN_ACK_WAIT_S: int(30, 1),
+  // A router renews a lease this long on each run it holds; peers hand back a run whose lease
+  // lapsed, so takeover does not wait for the ack wait.
+  ROUTER_RUN_LEASE_TTL_MS: int(3000, 300),
   RUN_MAX_DELIVER: int(5, 1),
   TASK_ACK_WAIT_S: int(30, 1),
   EVENTS_MAX_AGE_H: int(24, 1),

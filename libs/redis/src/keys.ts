@@ -12,6 +12,9 @@ export interface RedisKeys {
   readonly rateLimit: string;
   /** Refreshed while any gateway streams the run to a client (disconnect grace). */
   runWatchers(runId: string): string;
+  /** Routers' run leases: a sorted set of run ids by expiry, and each run's JetStream ack subject. */
+  readonly runLeases: string;
+  readonly runLeaseAcks: string;
 }
 
 /** `redisKeys('quill')` → `quill:lock:session:<id>`; an empty prefix gives the bare names. */
@@ -28,5 +31,7 @@ export function redisKeys(prefix: string): RedisKeys {
     runModelCalls: (runId) => `${base}run:model_calls:${runId}`,
     rateLimit: `${base}rl:`,
     runWatchers: (runId) => `${base}sse:${runId}`,
+    runLeases: `${base}router:leases`,
+    runLeaseAcks: `${base}router:lease_acks`,
   };
 }

@@ -22,6 +22,7 @@ import { renewSemaphore, renewSessionLock } from '@quill/redis';
 import { requestStop, watchStop } from '@quill/run-control';
 import type { Logger } from 'pino';
 import { type FinisherDependencies, finishRunWith, publishDone } from './run-finisher.ts';
+import type { RunLeases } from './run-leases.ts';
 import { openStepLog } from './step-log.ts';
 import { nextAction } from './workflow/engine.ts';
 import type { WorkflowPlan } from './workflow/workflow-plan.ts';
@@ -32,6 +33,7 @@ export interface OrchestratorDependencies extends FinisherDependencies {
   logger: Logger;
   /** Routing, handoffs, held text and directives (workflow issue); the rules themselves are pure. */
   workflow: WorkflowRuntime;
+  leases: RunLeases;
   settings: {
     maxIterations: number;
     wallClockMs: number;
@@ -82,6 +84,13 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
     }
     if (delivery.deliveryCount > 1) log.warn({ delivery: delivery.deliveryCount }, 'taking over run');
     else log.info('run taken');
+    let lease: { release(): Promise<void> };
+    try {
+      lease = await dependencies.leases.hold(start.run_id, delivery.ackSubject, log);
+    } catch (error) {
+      await closeOpened();
+      throw error;
+    }
 
     const keepAlive = setInterval(() => {
       delivery.message.working();
@@ -128,6 +137,7 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
       clearInterval(keepAlive);
       stopWatch.close();
       await steps.close();
+      await lease.release().catch((error: unknown) => log.warn({ err: error }, 'run lease release failed'));
     }
   };
 
