@@ -188,6 +188,11 @@ export function encodeSseComment(text: string): string {
   return `: ${text}\n\n`;
 }
 
+/** How long a client waits before it reconnects (the `retry:` field), e.g. before a gateway exits. */
+export function encodeSseRetry(milliseconds: number): string {
+  return `retry: ${Math.max(0, Math.round(milliseconds))}\n\n`;
+}
+
 export const SSE_PROTOCOL_VERSION = '1';
 export const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',

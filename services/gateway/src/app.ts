@@ -24,6 +24,9 @@ import { registerTokenRoutes } from './routes/tokens.ts';
 import { createRunWatch } from './run-watch.ts';
 import { createTokenService } from './tokens.ts';
 
+/** What a client waits before reconnecting when this gateway shuts down (another one answers). */
+const SHUTDOWN_RECONNECT_MS = 500;
+
 export interface GatewayDependencies {
   bus: Bus;
   pool: Pool;
@@ -79,6 +82,12 @@ export async function buildGatewayApp(dependencies: GatewayDependencies): Promis
   const authenticate = createAuthenticator(dependencies.pool, tokens);
   const watch = createRunWatch({ ...dependencies, logger: app.log, settings: dependencies.settings });
   const heartbeats = createHeartbeats(dependencies.settings.heartbeatMs);
+  // Before the server stops: streams are handed to other gateways at once instead of holding the
+  // shutdown until its timeout (README "Fault tolerance").
+  app.addHook('preClose', async () => {
+    const ended = heartbeats.handOff(SHUTDOWN_RECONNECT_MS);
+    if (ended > 0) app.log.info({ streams: ended }, 'open streams told to reconnect elsewhere');
+  });
   app.addHook('onClose', async () => heartbeats.close());
   await app.register(
     async (api) => {
