@@ -1,14 +1,50 @@
+import { connect as connectTcp } from 'node:net';
 import type { StartedTestContainer } from 'testcontainers';
 
 /**
- * Tests talk to real NATS (JetStream), Redis and PostgreSQL. CI and the dev machines export
- * NATS_URL / REDIS_URL / DATABASE_URL for the local services; where one is missing it is started
- * with testcontainers (needs a Docker engine). Workers inherit the URLs through process.env.
+ * Tests talk to real NATS (JetStream), Redis and PostgreSQL. For each of NATS_URL / REDIS_URL /
+ * DATABASE_URL that is not exported, the local service at its default URL (the config defaults,
+ * README "Configuration") is used when its port answers; only a service that is neither exported
+ * nor listening locally is started with testcontainers (needs a Docker engine). Workers inherit
+ * the URLs through process.env.
  */
+export const LOCAL_SERVICES = [
+  { key: 'NATS_URL', port: 4222, url: 'nats://127.0.0.1:4222' },
+  { key: 'REDIS_URL', port: 6379, url: 'redis://127.0.0.1:6379' },
+  { key: 'DATABASE_URL', port: 5432, url: 'postgres://postgres@127.0.0.1:5432/quill' },
+] as const;
+
+type ServiceKey = (typeof LOCAL_SERVICES)[number]['key'];
+
 const started: StartedTestContainer[] = [];
 
+/** Whether something accepts TCP connections on 127.0.0.1:port within the timeout. */
+export function portAnswers(port: number, timeoutMs = 1000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connectTcp({ host: '127.0.0.1', port });
+    const done = (answered: boolean) => {
+      socket.destroy();
+      resolve(answered);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+/** Sets every unset URL whose local default answers; returns the keys still missing. */
+export async function useLocalDefaults(env: NodeJS.ProcessEnv = process.env): Promise<ServiceKey[]> {
+  const missing: ServiceKey[] = [];
+  for (const service of LOCAL_SERVICES) {
+    if (env[service.key]) continue;
+    if (await portAnswers(service.port)) env[service.key] = service.url;
+    else missing.push(service.key);
+  }
+  return missing;
+}
+
 export async function setup(): Promise<void> {
-  const missing = (['NATS_URL', 'REDIS_URL', 'DATABASE_URL'] as const).filter((key) => !process.env[key]);
+  const missing = await useLocalDefaults();
   if (missing.length === 0) return;
   const { GenericContainer, Wait } = await import('testcontainers');
   if (missing.includes('NATS_URL')) {

@@ -45,10 +45,12 @@ export async function spawnService(
   let output = '';
   const service: ServiceProcess = { name, instanceId, child, output: () => output };
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`${instanceId} not ready:\n${output}`)),
-      options.readyTimeoutMs ?? 30_000,
-    );
+    // A process that never became ready is nobody's to stop later: it goes now.
+    const timer = setTimeout(() => {
+      child.off('exit', onExit);
+      child.kill('SIGKILL');
+      reject(new Error(`${instanceId} not ready:\n${output}`));
+    }, options.readyTimeoutMs ?? 30_000);
     const onExit = (code: number | null) => {
       clearTimeout(timer);
       reject(new Error(`${instanceId} exited with ${code}:\n${output}`));

@@ -54,30 +54,11 @@ export interface Stack {
  */
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const namespace = uniqueName('t');
-  const database = await createTestDatabase();
-  const fakeLlmProcess = options.fakeLlmProcess
-    ? await startFakeLlmProcess(options.fakeLlmProcess)
-    : undefined;
-  const fakeLlm = fakeLlmProcess ? remoteOnly(fakeLlmProcess) : await startFakeLlm({ port: 0 });
-  const apiKey = `qk_test_${uniqueName('')}`;
-  const demo = await seedDemo(database.pool, { apiKey });
-  const env: Record<string, string> = {
-    QUILL_ENV_PRIORITY: 'none',
-    NATS_URL: testUrls.nats,
-    REDIS_URL: testUrls.redis,
-    DATABASE_URL: database.url,
-    QUILL_BUS_NAMESPACE: namespace,
-    QUILL_REDIS_PREFIX: `${namespace}:`,
-    LLM_PRIMARY_BASE_URL: fakeLlm.url,
-    GATEWAY_PORT: '0',
-    LOG_LEVEL: 'info',
-    DATABASE_POOL_MAX: '4',
-    ...(options.otlpEndpoint ? { OTEL_EXPORTER_OTLP_ENDPOINT: options.otlpEndpoint } : {}),
-    ...options.env,
-  };
   const services: ServiceProcess[] = [];
+  // What is undone, newest first, when the start fails part-way (README "Two commands": a stack
+  // that fails to start leaves no processes, streams or database behind).
+  const undo: Array<() => Promise<void>> = [() => deleteStreams(namespace)];
   let counter = 0;
-
   const startService = async (
     name: ServiceName,
     overrides: Record<string, string> = {},
@@ -86,27 +67,98 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     services.push(service);
     return service;
   };
-
-  const replicas = {
-    context: 1,
-    billing: 1,
-    router: 1,
-    writer: 1,
-    reviewer: 1,
-    gateway: 1,
-    ...options.replicas,
-  };
+  let env: Record<string, string> = {};
+  let databaseUrl: string | undefined;
   try {
+    const database = await createTestDatabase();
+    databaseUrl = database.url;
+    undo.push(() => database.drop());
+    const fakeLlmProcess = options.fakeLlmProcess
+      ? await startFakeLlmProcess(options.fakeLlmProcess)
+      : undefined;
+    const fakeLlm = fakeLlmProcess ? remoteOnly(fakeLlmProcess) : await startFakeLlm({ port: 0 });
+    undo.push(() => fakeLlm.close());
+    const apiKey = `qk_test_${uniqueName('')}`;
+    const demo = await seedDemo(database.pool, { apiKey });
+    env = {
+      QUILL_ENV_PRIORITY: 'none',
+      NATS_URL: testUrls.nats,
+      REDIS_URL: testUrls.redis,
+      DATABASE_URL: database.url,
+      QUILL_BUS_NAMESPACE: namespace,
+      QUILL_REDIS_PREFIX: `${namespace}:`,
+      LLM_PRIMARY_BASE_URL: fakeLlm.url,
+      GATEWAY_PORT: '0',
+      LOG_LEVEL: 'info',
+      DATABASE_POOL_MAX: '4',
+      ...(options.otlpEndpoint ? { OTEL_EXPORTER_OTLP_ENDPOINT: options.otlpEndpoint } : {}),
+      ...options.env,
+    };
+    const replicas = {
+      context: 1,
+      billing: 1,
+      router: 1,
+      writer: 1,
+      reviewer: 1,
+      gateway: 1,
+      ...options.replicas,
+    };
+    undo.push(() => stopAll(services));
     for (const name of SERVICE_START_ORDER) {
-      await Promise.all(Array.from({ length: replicas[name] }, () => startService(name)));
+      // Settled, not Promise.all: a replica still starting when its sibling failed must be in
+      // `services` before the clean-up stops them.
+      const starts = await Promise.allSettled(
+        Array.from({ length: replicas[name] }, () => startService(name)),
+      );
+      const failed = starts.find((start) => start.status === 'rejected');
+      if (failed) throw failed.reason;
     }
+    return stackOf({
+      namespace,
+      database,
+      fakeLlm,
+      fakeLlmProcess,
+      apiKey,
+      demo,
+      services,
+      env,
+      startService,
+    });
   } catch (error) {
-    await stopAll(services);
-    await fakeLlm.close();
-    await database.drop();
-    throw error;
+    const pids = services.flatMap((service) => (service.child.pid ? [service.child.pid] : []));
+    for (const step of undo.reverse()) await step().catch(() => undefined);
+    throw new StackStartError({ namespace, pids, databaseUrl }, error);
   }
+}
 
+/** A stack that did not start; everything it had started is gone (the fields say what it was). */
+export class StackStartError extends Error {
+  readonly namespace: string;
+  readonly pids: number[];
+  readonly databaseUrl: string | undefined;
+  constructor(parts: { namespace: string; pids: number[]; databaseUrl: string | undefined }, cause: unknown) {
+    super(`stack ${parts.namespace} failed to start: ${(cause as Error)?.message ?? String(cause)}`, {
+      cause,
+    });
+    this.name = new.target.name;
+    this.namespace = parts.namespace;
+    this.pids = parts.pids;
+    this.databaseUrl = parts.databaseUrl;
+  }
+}
+
+function stackOf(parts: {
+  namespace: string;
+  database: Awaited<ReturnType<typeof createTestDatabase>>;
+  fakeLlm: FakeLlm;
+  fakeLlmProcess: FakeLlmProcess | undefined;
+  apiKey: string;
+  demo: Awaited<ReturnType<typeof seedDemo>>;
+  services: ServiceProcess[];
+  env: Record<string, string>;
+  startService(name: ServiceName): Promise<ServiceProcess>;
+}): Stack {
+  const { namespace, database, fakeLlm, fakeLlmProcess, apiKey, demo, services, env, startService } = parts;
   return {
     namespace,
     redisPrefix: `${namespace}:`,

@@ -1,12 +1,15 @@
 import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { type BusNames, busNames } from '@quill/contracts';
+import { type RetryLogger, retryWithBackoff } from './backoff.ts';
 
 export interface Bus {
   readonly connection: NatsConnection;
   readonly js: JetStreamClient;
   readonly jsm: JetStreamManager;
   readonly names: BusNames;
+  /** Where set-up (streams, consumers) logs what it waits for. */
+  readonly logger: RetryLogger | undefined;
   /** Drains subscriptions and pending publishes, then closes. */
   close(): Promise<void>;
 }
@@ -16,30 +19,55 @@ export interface BusOptions {
   namespace: string;
   /** Connection name shown by the server (`nats server report connections`). */
   name: string;
+  logger?: RetryLogger;
+  /** Aborts the wait for a server that does not answer (default: wait as long as it takes). */
+  signal?: AbortSignal;
 }
 
+// JetStream API calls (stream and consumer look-ups and upserts) can take seconds on a busy server
+// or a CPU-starved replica; the client's 5 s default made starting replicas exit (README "Fault
+// tolerance"). They are retried besides.
+const JETSTREAM_API_TIMEOUT_MS = 20_000;
+
+/**
+ * Connects to NATS, waiting (with backoff, logging each attempt) for a server that is not up
+ * yet, so a replica started before its broker, or while the broker restarts, does not exit.
+ */
 export async function connectBus(options: BusOptions): Promise<Bus> {
-  const connection = await connect({
-    servers: options.url.split(','),
-    name: options.name,
-    maxReconnectAttempts: -1,
-    reconnectTimeWait: 500,
-    // Otherwise every request (each JetStream publish) builds two Error objects with stack traces
-    // up front, just in case it fails: a tenth of a writer's CPU per frame.
-    noAsyncTraces: true,
-  });
-  const js = jetstream(connection);
-  // Admin calls (stream and consumer upserts at start-up) can be slow on a busy server; a replica
-  // that gives up after the default 5 s would crash-loop exactly when the fleet scales out.
-  const jsm = await jetstreamManager(connection, { timeout: 20_000 });
-  return {
-    connection,
-    js,
-    jsm,
-    names: busNames(options.namespace),
-    async close() {
-      if (connection.isClosed()) return;
-      await connection.drain().catch(() => connection.close());
-    },
-  };
+  const servers = options.url.split(',');
+  const connection = await retryWithBackoff(
+    () =>
+      connect({
+        servers,
+        name: options.name,
+        maxReconnectAttempts: -1,
+        reconnectTimeWait: 500,
+        timeout: JETSTREAM_API_TIMEOUT_MS,
+        // Otherwise every request (each JetStream publish) builds two Error objects with stack
+        // traces up front, just in case it fails: a tenth of a writer's CPU per frame.
+        noAsyncTraces: true,
+      }),
+    { what: `NATS at ${options.url}`, logger: options.logger, signal: options.signal },
+  );
+  try {
+    const js = jetstream(connection, { timeout: JETSTREAM_API_TIMEOUT_MS });
+    const jsm = await retryWithBackoff(
+      () => jetstreamManager(connection, { timeout: JETSTREAM_API_TIMEOUT_MS }),
+      { what: `JetStream at ${options.url}`, logger: options.logger, signal: options.signal },
+    );
+    return {
+      connection,
+      js,
+      jsm,
+      names: busNames(options.namespace),
+      logger: options.logger,
+      async close() {
+        if (connection.isClosed()) return;
+        await connection.drain().catch(() => connection.close());
+      },
+    };
+  } catch (error) {
+    await connection.close();
+    throw error;
+  }
 }

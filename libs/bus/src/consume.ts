@@ -1,6 +1,7 @@
 import type { JsMsg } from '@nats-io/jetstream';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
+import { isTransientNatsError, retryWithBackoff } from './backoff.ts';
 import { decodeEnvelope, InvalidEnvelopeError } from './codec.ts';
 import type { Bus } from './connection.ts';
 import { contextFromHeaders, SpanKind, withSpan } from './tracing.ts';
@@ -19,6 +20,11 @@ export interface DeliveryContext {
   readonly message: JsMsg;
   readonly subject: string;
   readonly deliveryCount: number;
+  /**
+   * The subject JetStream takes this delivery's acks on: another process that publishes `-NAK`
+   * there hands the message back (router run leases, README "Fault tolerance").
+   */
+  readonly ackSubject: string;
   /** Aborted when this replica shuts down: a handler should hand its work back (nak) quickly. */
   readonly shutdown: AbortSignal;
 }
@@ -49,7 +55,13 @@ export async function consumeDurable<S extends z.ZodType>(
   bus: Bus,
   options: DurableConsumerOptions<S>,
 ): Promise<ConsumerHandle> {
-  const consumer = await bus.js.consumers.get(options.stream, options.consumer);
+  // The look-up is a JetStream API call: on a starved start it used to time out and exit the
+  // replica (README "Fault tolerance"); it waits for an answer instead.
+  const consumer = await retryWithBackoff(() => bus.js.consumers.get(options.stream, options.consumer), {
+    what: `JetStream consumer ${options.stream}/${options.consumer}`,
+    logger: options.logger,
+    retryable: isTransientNatsError,
+  });
   const shutdown = new AbortController();
   const running = new Set<Promise<void>>();
   let slotFreed: (() => void) | undefined;
@@ -84,6 +96,8 @@ export async function consumeDurable<S extends z.ZodType>(
           message,
           subject: message.subject,
           deliveryCount,
+          // The client's message keeps its reply subject (the ack subject); its type does not say so.
+          ackSubject: (message as JsMsg & { reply?: string }).reply ?? '',
           shutdown: shutdown.signal,
         }),
     ).catch((error: unknown): Disposition => {

@@ -1,4 +1,5 @@
 export { type AckedPublisher, createAckedPublisher, PublishAckError } from './acked-publisher.ts';
+export { backoffDelay, isTransientNatsError, type RetryOptions, retryWithBackoff } from './backoff.ts';
 export { decodeEnvelope, encodeJson, InvalidEnvelopeError, runIdFromSubject } from './codec.ts';
 export { type Bus, type BusOptions, connectBus } from './connection.ts';
 export {
@@ -21,7 +22,13 @@ export {
   type RawStoredMessage,
   readOrderedRaw,
 } from './raw-reads.ts';
-export { BusRequestError, type Responder, requestReply, serveRequests } from './request.ts';
+export {
+  BusRequestError,
+  type RequestOptions,
+  type Responder,
+  requestReply,
+  serveRequests,
+} from './request.ts';
 export { publishFrame } from './run-events.ts';
 export { ensureRoleConsumer, ensureStreams, ensureUsageConsumer, type StreamSettings } from './streams.ts';
 export { contextFromHeaders, tracedHeaders } from './tracing.ts';

@@ -1,6 +1,7 @@
 import type { Msg } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
+import { retryWithBackoff } from './backoff.ts';
 import { decodeEnvelope, encodeJson, InvalidEnvelopeError } from './codec.ts';
 import type { Bus } from './connection.ts';
 import { contextFromHeaders, SpanKind, tracedHeaders, withSpan } from './tracing.ts';
@@ -17,12 +18,35 @@ export class BusRequestError extends Error {
   }
 }
 
+export interface RequestOptions<R> {
+  /** How long one attempt waits for its reply. */
+  timeoutMs: number;
+  /**
+   * How long all attempts together may take (default: one attempt). Within it, a request that
+   * found no responder, timed out, or got a reply `retryReply` calls a replica's failure is
+   * asked again with backoff: a queue group hands the next attempt to a replica that is alive.
+   * Only for idempotent requests (every request on Quill's bus is, README "Fault tolerance").
+   */
+  deadlineMs?: number;
+  retryReply?: (reply: R) => boolean;
+}
+
+/** A reply that says the replica failed, kept so the last one can be returned at the deadline. */
+class RetryableReply<R> extends Error {
+  readonly reply: R;
+  constructor(subject: string, reply: R) {
+    super(`request to ${subject} answered with a replica failure`);
+    this.name = new.target.name;
+    this.reply = reply;
+  }
+}
+
 export async function requestReply<Q extends z.ZodType, R extends z.ZodType>(
   bus: Bus,
   subject: string,
   schemas: { request: Q; reply: R },
   body: z.input<Q>,
-  options: { timeoutMs: number },
+  options: RequestOptions<z.infer<R>>,
 ): Promise<z.infer<R>> {
   const data = encodeJson(schemas.request.parse(body));
   return withSpan(
@@ -32,25 +56,58 @@ export async function requestReply<Q extends z.ZodType, R extends z.ZodType>(
       attributes: { 'messaging.system': 'nats', 'messaging.destination.name': subject },
     },
     async () => {
-      let reply: Msg;
+      const startedAt = Date.now();
+      const deadlineMs = options.deadlineMs ?? 0;
+      const attempt = async (): Promise<z.infer<R>> => {
+        // The last attempt gets what is left of the deadline, never less than a round trip.
+        const left = deadlineMs > 0 ? deadlineMs - (Date.now() - startedAt) : options.timeoutMs;
+        const timeoutMs = Math.max(100, Math.min(options.timeoutMs, left));
+        const reply = await requestOnce(bus, subject, schemas.reply, data, timeoutMs);
+        if (options.retryReply?.(reply)) throw new RetryableReply(subject, reply);
+        return reply;
+      };
+      if (deadlineMs <= options.timeoutMs && !options.retryReply) return attempt();
       try {
-        reply = await bus.connection.request(subject, data, {
-          timeout: options.timeoutMs,
-          headers: tracedHeaders(),
+        return await retryWithBackoff(attempt, {
+          what: `a reply on ${subject}`,
+          logger: bus.logger,
+          initialDelayMs: 100,
+          maxDelayMs: 2000,
+          deadlineMs,
+          retryable: (error) =>
+            error instanceof RetryableReply ||
+            (error instanceof BusRequestError && error.kind !== 'invalid_reply'),
         });
-      } catch (cause) {
-        const text = String((cause as Error)?.message ?? cause);
-        throw new BusRequestError(subject, /no responders/i.test(text) ? 'no_responders' : 'timeout', {
-          cause,
-        });
-      }
-      try {
-        return decodeEnvelope(schemas.reply, subject, reply.data);
-      } catch (cause) {
-        throw new BusRequestError(subject, 'invalid_reply', { cause });
+      } catch (error) {
+        // The deadline passed while replicas kept failing: their last answer is the answer.
+        if (error instanceof RetryableReply) return error.reply as z.infer<R>;
+        throw error;
       }
     },
   );
+}
+
+async function requestOnce<R extends z.ZodType>(
+  bus: Bus,
+  subject: string,
+  schema: R,
+  data: Uint8Array,
+  timeoutMs: number,
+): Promise<z.infer<R>> {
+  let reply: Msg;
+  try {
+    reply = await bus.connection.request(subject, data, { timeout: timeoutMs, headers: tracedHeaders() });
+  } catch (cause) {
+    const text = String((cause as Error)?.message ?? cause);
+    throw new BusRequestError(subject, /no responders/i.test(text) ? 'no_responders' : 'timeout', {
+      cause,
+    });
+  }
+  try {
+    return decodeEnvelope(schema, subject, reply.data);
+  } catch (cause) {
+    throw new BusRequestError(subject, 'invalid_reply', { cause });
+  }
 }
 
 export interface Responder {

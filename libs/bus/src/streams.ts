@@ -1,4 +1,5 @@
 import { AckPolicy, DeliverPolicy, RetentionPolicy, StorageType } from '@nats-io/jetstream';
+import { isTransientNatsError, retryWithBackoff } from './backoff.ts';
 import type { Bus } from './connection.ts';
 
 const NANOS_PER_SECOND = 1_000_000_000;
@@ -90,7 +91,25 @@ export async function ensureUsageConsumer(bus: Bus, settings: { ackWaitSeconds: 
 type StreamConfigInput = Parameters<Bus['jsm']['streams']['add']>[0];
 type ConsumerConfigInput = Parameters<Bus['jsm']['consumers']['add']>[1];
 
-async function upsertStream(bus: Bus, config: StreamConfigInput & { name: string }): Promise<void> {
+/**
+ * A replica starting while the server is busy or recovering waits for it (logged with what it
+ * waits for) instead of exiting: the upsert is idempotent, so another attempt is always safe.
+ */
+function whenAnswered(bus: Bus, what: string, upsert: () => Promise<void>): Promise<void> {
+  return retryWithBackoff(upsert, { what, logger: bus.logger, retryable: isTransientNatsError });
+}
+
+function upsertStream(bus: Bus, config: StreamConfigInput & { name: string }): Promise<void> {
+  return whenAnswered(bus, `JetStream stream ${config.name}`, () => upsertStreamOnce(bus, config));
+}
+
+function upsertConsumer(bus: Bus, stream: string, config: ConsumerConfigInput): Promise<void> {
+  return whenAnswered(bus, `JetStream consumer ${stream}/${config.durable_name}`, () =>
+    upsertConsumerOnce(bus, stream, config),
+  );
+}
+
+async function upsertStreamOnce(bus: Bus, config: StreamConfigInput & { name: string }): Promise<void> {
   try {
     await bus.jsm.streams.info(config.name);
     const { retention: _retention, storage: _storage, ...updatable } = config;
@@ -106,7 +125,7 @@ async function upsertStream(bus: Bus, config: StreamConfigInput & { name: string
   }
 }
 
-async function upsertConsumer(bus: Bus, stream: string, config: ConsumerConfigInput): Promise<void> {
+async function upsertConsumerOnce(bus: Bus, stream: string, config: ConsumerConfigInput): Promise<void> {
   try {
     await bus.jsm.consumers.add(stream, config);
   } catch (error) {

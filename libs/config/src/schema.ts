@@ -130,15 +130,24 @@ export const ConfigSchema = z.object({
   // Usage reports billing records in flight per replica, and how long one may take before redelivery.
   BILLING_USAGE_CONCURRENCY: int(16, 1),
   BILLING_USAGE_ACK_WAIT_S: int(30, 1),
+  // Settlement reconciliation: how often a pass runs, and how long after a run ended (or started)
+  // it is left to its router first.
+  BILLING_RECONCILE_INTERVAL_S: int(30, 1),
+  BILLING_RECONCILE_MIN_AGE_S: int(30),
 
   ROLES: z.string().default('planner,hook_designer,writer'),
   WORKER_CONCURRENCY: int(8, 1),
   ROUTER_CONCURRENCY: int(64, 1),
   RUN_ACK_WAIT_S: int(30, 1),
+  // A router renews a lease this long on each run it holds; peers hand back a run whose lease
+  // lapsed, so takeover does not wait for the ack wait.
+  ROUTER_RUN_LEASE_TTL_MS: int(3000, 300),
   RUN_MAX_DELIVER: int(5, 1),
   TASK_ACK_WAIT_S: int(30, 1),
   EVENTS_MAX_AGE_H: int(24, 1),
   NATS_REQUEST_TIMEOUT_MS: int(10_000, 100),
+  // All attempts of one request together: retried within it to reach a live replica.
+  NATS_REQUEST_DEADLINE_MS: int(30_000, 100),
   SHUTDOWN_TIMEOUT_MS: int(10_000, 100),
 });
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ChatMessage, TokenUsage } from './chat.ts';
 import { FileOperation } from './context.ts';
-import { ERROR_CODES, type ErrorCode } from './errors.ts';
+import { ERROR_CATALOG, ERROR_CODES, type ErrorCode } from './errors.ts';
 import { BodyPartialReason, DraftReason, SseFrame, WorkflowStoppedReason } from './frames.ts';
 import { AgentRole, GenerationMode, UiLanguage } from './roles.ts';
 
@@ -124,6 +124,15 @@ export type ControlEnvelope = z.infer<typeof ControlEnvelope>;
 // Request/reply services. Replies are either ok or carry a catalog code.
 export const ReplyError = z.object({ v: v1, ok: z.literal(false), code: errorCode });
 export type ReplyError = z.infer<typeof ReplyError>;
+
+/**
+ * A reply in which the replica failed rather than refused (its handler threw, a dependency was
+ * down: a retryable code). Another attempt, maybe on another replica, may succeed; a refusal
+ * (`quota_exhausted`, `not_found`) is the answer.
+ */
+export function isReplicaFailure(reply: { ok: boolean; code?: ErrorCode }): boolean {
+  return !reply.ok && reply.code !== undefined && ERROR_CATALOG[reply.code].retryable;
+}
 
 export const ContextCompileRequest = z.object({
   v: v1,

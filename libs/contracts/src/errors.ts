@@ -8,14 +8,21 @@ export interface ErrorSpec {
   readonly message: string;
   readonly retryable: boolean;
   readonly refundable: boolean;
+  /**
+   * The failure is Quill's own infrastructure (its database, bus, workers or code), not the
+   * author's request, the model provider or the run's own conduct: billing refunds such a run
+   * whatever it produced (README "Fault tolerance", which failures charge).
+   */
+  readonly infrastructure: boolean;
 }
 
-const spec = (http: number, message: string, retryable = false, refundable = true): ErrorSpec => ({
-  http,
-  message,
-  retryable,
-  refundable,
-});
+const spec = (
+  http: number,
+  message: string,
+  retryable = false,
+  refundable = true,
+  infrastructure = false,
+): ErrorSpec => ({ http, message, retryable, refundable, infrastructure });
 
 export const ERROR_CATALOG = {
   // Request errors (HTTP only).
@@ -38,15 +45,15 @@ export const ERROR_CATALOG = {
   steer_queue_full: spec(429, 'Too many pending interjections for this run.', true),
   quota_exhausted: spec(402, 'Your AI writing credits are used up.'),
   cost_cap_reached: spec(402, 'Your daily usage cap has been reached.'),
-  service_unavailable: spec(503, 'The service is temporarily unavailable; please retry.', true),
-  internal_error: spec(500, 'Something went wrong on our side; please retry.', true),
+  service_unavailable: spec(503, 'The service is temporarily unavailable; please retry.', true, true, true),
+  internal_error: spec(500, 'Something went wrong on our side; please retry.', true, true, true),
   // Run errors (the `error` frame). A refundable error refunds the reserved credit when the run
   // produced no substantive output (billing rules, seed 000 「流的终止、停止与计费」).
   model_error: spec(502, 'The writing model failed to answer; please retry.', true),
   model_unavailable: spec(503, 'The writing model is unavailable right now; please retry later.', true),
-  context_unavailable: spec(503, 'Could not prepare the project context; please retry.', true),
-  invalid_bus_message: spec(500, 'An internal message was malformed; the run was ended.', true),
-  worker_lost: spec(503, 'The worker running this step stopped responding; please retry.', true),
+  context_unavailable: spec(503, 'Could not prepare the project context; please retry.', true, true, true),
+  invalid_bus_message: spec(500, 'An internal message was malformed; the run was ended.', true, true, true),
+  worker_lost: spec(503, 'The worker running this step stopped responding; please retry.', true, true, true),
   run_timeout: spec(504, 'The run took too long and was ended.', true),
   // The project database stayed unreachable longer than a write may wait (docs/ai-writes.md).
   storage_unavailable: spec(503, 'Your project could not be saved to right now; please retry.', true),

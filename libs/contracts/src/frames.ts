@@ -241,13 +241,13 @@ export function encodeSseFrame(value: SseFrame, id?: number | string): string {
   return `${idLine}event: ${value.type}\ndata: ${JSON.stringify(value)}\n\n`;
 }
 
-/** How long a client should wait before reconnecting (the SSE `retry:` field). */
-export function encodeSseRetry(milliseconds: number): string {
-  return `retry: ${Math.round(milliseconds)}\n\n`;
-}
-
 export function encodeSseComment(text: string): string {
   return `: ${text}\n\n`;
+}
+
+/** How long a client waits before it reconnects (the `retry:` field), e.g. before a gateway exits. */
+export function encodeSseRetry(milliseconds: number): string {
+  return `retry: ${Math.max(0, Math.round(milliseconds))}\n\n`;
 }
 
 export const SSE_PROTOCOL_VERSION = '1';

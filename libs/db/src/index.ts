@@ -107,8 +107,11 @@ export {
   getActiveRunForSession,
   getRun,
   getRunForUser,
+  listRunningRunsOlderThan,
+  listUnsettledEndedRuns,
   type Run,
   setRunBillingDecision,
+  type UnsettledRun,
 } from './runs.ts';
 export { ApiKeyTakenError, DEMO_EMAIL, DEMO_PROJECT_TITLE, type DemoSeed, seedDemo } from './seed.ts';
 export {

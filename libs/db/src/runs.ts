@@ -176,3 +176,70 @@ export async function bumpRunEpoch(db: Queryable, runId: string): Promise<number
   );
   return rows[0]?.epoch ?? null;
 }
+
+export interface UnsettledRun {
+  runId: string;
+  sessionId: string;
+  userId: string;
+  phase: Phase;
+  stopReason: string | null;
+  errorCode: string | null;
+}
+
+/**
+ * Settlement reconciliation (README "Fault tolerance"): runs that reserved a credit and ended
+ * (or rest waiting for the author) at least `minAgeSeconds` ago without a settlement row.
+ */
+export async function listUnsettledEndedRuns(
+  db: Queryable,
+  options: { minAgeSeconds: number; limit: number },
+): Promise<UnsettledRun[]> {
+  const { rows } = await db.query<{
+    run_id: string;
+    session_id: string;
+    user_id: string;
+    phase: Phase;
+    stop_reason: string | null;
+    error_code: string | null;
+  }>(
+    `SELECT r.run_id, r.session_id, r.user_id, r.phase, r.stop_reason, r.error_code FROM runs r
+     WHERE r.billing_decision IS NULL AND r.phase IN ('done', 'error', 'waiting_user')
+       AND r.updated_at < now() - make_interval(secs => $1)
+       AND EXISTS (SELECT 1 FROM billing_ledger l WHERE l.run_id = r.run_id AND l.kind = 'reserve')
+       AND NOT EXISTS (SELECT 1 FROM settlements s WHERE s.run_id = r.run_id)
+     ORDER BY r.updated_at LIMIT $2`,
+    [options.minAgeSeconds, options.limit],
+  );
+  return rows.map((row) => ({
+    runId: row.run_id,
+    sessionId: row.session_id,
+    userId: row.user_id,
+    phase: row.phase,
+    stopReason: row.stop_reason,
+    errorCode: row.error_code,
+  }));
+}
+
+/** Runs still `running` that started at least `minAgeSeconds` ago, oldest first. */
+export async function listRunningRunsOlderThan(
+  db: Queryable,
+  options: { minAgeSeconds: number; limit: number },
+): Promise<Array<{ runId: string; sessionId: string; userId: string; createdAt: string }>> {
+  const { rows } = await db.query<{
+    run_id: string;
+    session_id: string;
+    user_id: string;
+    created_at: string;
+  }>(
+    `SELECT run_id, session_id, user_id, created_at FROM runs
+     WHERE phase = 'running' AND created_at < now() - make_interval(secs => $1)
+     ORDER BY created_at LIMIT $2`,
+    [options.minAgeSeconds, options.limit],
+  );
+  return rows.map((row) => ({
+    runId: row.run_id,
+    sessionId: row.session_id,
+    userId: row.user_id,
+    createdAt: row.created_at,
+  }));
+}

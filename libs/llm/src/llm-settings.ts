@@ -95,7 +95,7 @@ export function createFailoverClientFromSettings(
   };
   const providers = providersFromSettings(settings);
   // Off the start-up path's critical section but before the first call needs it.
-  setImmediate(() => warmTokenizer(encodingForModel(providers[0]!.model)));
+  void warmTokenizer(encodingForModel(providers[0]!.model));
   return createFailoverClient({
     providers,
     redis: dependencies.redis,

@@ -24,18 +24,84 @@ export function encodingForModel(model: string | undefined): EncodingName {
 
 // The rank tables are megabytes of JS each; load one only when it is first needed.
 const require = createRequire(import.meta.url);
-const encoders = new Map<EncodingName, Tiktoken>();
+const tables = new Map<EncodingName, TableBuild>();
 
-function encoder(name: EncodingName): Tiktoken {
-  let found = encoders.get(name);
-  if (!found) {
+/**
+ * Building an encoder turns ~200k base64 ranks into two maps: ~0.9 s of CPU here, 3-6 s on a
+ * saturated machine. Done in one go at start-up it blocked the event loop long enough for the
+ * replica's NATS calls to time out (README "Fault tolerance"), so the build runs in slices of a
+ * few milliseconds between which the loop serves I/O; a count needed before it is done finishes
+ * the build synchronously. js-tiktoken's constructor does the same work in one loop: the encoder
+ * is made with no ranks and its maps are filled here (pinned version; tokenizer-warmup.test.ts
+ * checks the result against the library's own constructor).
+ */
+interface TableBuild {
+  readonly encoder: Tiktoken;
+  readonly maps: { rankMap: Map<string, number>; textMap: Map<number, Uint8Array> };
+  /** `<text> <first rank> <base64 token> <base64 token> …`, ranks consecutive from the first. */
+  readonly lines: string[];
+  line: number;
+  /** The tokens of the current line (a table may be a single line of 200k tokens). */
+  tokens: string[];
+  offset: number;
+  token: number;
+  warming?: Promise<void>;
+}
+
+const SLICE_MS = 8;
+
+function tableBuild(name: EncodingName): TableBuild {
+  let build = tables.get(name);
+  if (!build) {
     const { Tiktoken: TiktokenClass } = require('js-tiktoken/lite') as typeof import('js-tiktoken/lite');
     // The CommonJS build exports the table itself (no `default`).
     const ranks = require(`js-tiktoken/ranks/${name}`) as TiktokenBPE;
-    found = new TiktokenClass(ranks);
-    encoders.set(name, found);
+    const encoder = new TiktokenClass({ ...ranks, bpe_ranks: '' });
+    build = {
+      encoder,
+      maps: encoder as unknown as TableBuild['maps'],
+      lines: ranks.bpe_ranks.split('\n').filter(Boolean),
+      line: -1,
+      tokens: [],
+      offset: 0,
+      token: 0,
+    };
+    tables.set(name, build);
   }
-  return found;
+  return build;
+}
+
+function complete(build: TableBuild): boolean {
+  return build.token >= build.tokens.length && build.line >= build.lines.length - 1;
+}
+
+/** Adds ranks until the table is complete (true) or the slice's time is up (false). */
+function buildSlice(build: TableBuild, sliceMs: number): boolean {
+  const until = performance.now() + sliceMs;
+  const { rankMap, textMap } = build.maps;
+  while (!complete(build)) {
+    if (build.token >= build.tokens.length) {
+      const [, offsetText, ...tokens] = build.lines[++build.line]!.split(' ');
+      build.offset = Number.parseInt(offsetText!, 10);
+      build.tokens = tokens;
+      build.token = 0;
+      continue;
+    }
+    const rank = build.offset + build.token;
+    const bytes = new Uint8Array(Buffer.from(build.tokens[build.token++]!, 'base64'));
+    rankMap.set(bytes.join(','), rank);
+    textMap.set(rank, bytes);
+    if ((build.token & 255) === 0 && performance.now() >= until) return complete(build);
+  }
+  build.tokens = [];
+  return true;
+}
+
+/** The encoder of a table, completed now if its warm-up has not finished (not in the lib's index). */
+export function encoder(name: EncodingName): Tiktoken {
+  const build = tableBuild(name);
+  if (!complete(build)) buildSlice(build, Number.POSITIVE_INFINITY);
+  return build.encoder;
 }
 
 // One paragraph-memoising counter per encoding (see paragraph-counter.ts): a tool loop re-counts
@@ -53,11 +119,16 @@ export function estimateTextTokens(text: string, encoding: EncodingName = 'o200k
 }
 
 /**
- * Loads the default table now (~1 s of CPU, ~75 MB of heap) so that a service pays it at
- * start-up rather than inside its first model call.
+ * Builds the table in the background (~1 s of CPU, ~75 MB of heap, in slices that leave the
+ * event loop free) so that a service pays it at start-up rather than inside its first model
+ * call. Resolves once the table is complete.
  */
-export function warmTokenizer(encoding: EncodingName = 'o200k_base'): void {
-  encoder(encoding);
+export function warmTokenizer(encoding: EncodingName = 'o200k_base'): Promise<void> {
+  const build = tableBuild(encoding);
+  build.warming ??= (async () => {
+    while (!buildSlice(build, SLICE_MS)) await new Promise((resolve) => setImmediate(resolve));
+  })();
+  return build.warming;
 }
 
 function count(text: string, encoding: EncodingName): number {

@@ -14,6 +14,9 @@ export interface RedisKeys {
   runWatchers(runId: string): string;
   /** A stream ticket by the sha256 of its value (a key dump holds no usable ticket). */
   streamTicket(ticketHash: string): string;
+  /** Routers' run leases: a sorted set of run ids by expiry, and each run's JetStream ack subject. */
+  readonly runLeases: string;
+  readonly runLeaseAcks: string;
 }
 
 /** `redisKeys('quill')` → `quill:lock:session:<id>`; an empty prefix gives the bare names. */
@@ -31,5 +34,7 @@ export function redisKeys(prefix: string): RedisKeys {
     rateLimit: `${base}rl:`,
     runWatchers: (runId) => `${base}sse:${runId}`,
     streamTicket: (ticketHash) => `${base}sse:ticket:${ticketHash}`,
+    runLeases: `${base}router:leases`,
+    runLeaseAcks: `${base}router:lease_acks`,
   };
 }

@@ -1,4 +1,4 @@
-import { type Bus, connectBus, ensureStreams } from '@quill/bus';
+import { type Bus, connectBus, ensureStreams, retryWithBackoff } from '@quill/bus';
 import { type Config, loadConfig, type SecretUse } from '@quill/config';
 import { createPool } from '@quill/db';
 import { createRedis, type RedisClient, type RedisKeys, redisKeys } from '@quill/redis';
@@ -43,10 +43,14 @@ export async function startService(service: string): Promise<ServiceRuntime> {
   for (const conflict of config.conflicts) {
     logger.warn(conflict, 'config set differently in .env and the process environment');
   }
+  // Every dependency is waited for (with backoff, each attempt logged) rather than exiting: a
+  // replica that starts before its broker or database, or CPU-starved while the fleet scales
+  // out, would otherwise crash-loop (README "Fault tolerance").
   const bus = await connectBus({
     url: config.NATS_URL,
     namespace: config.QUILL_BUS_NAMESPACE,
     name: `${service}:${config.instanceId}`,
+    logger,
   });
   await ensureStreams(bus, {
     eventsMaxAgeHours: config.EVENTS_MAX_AGE_H,
@@ -58,7 +62,13 @@ export async function startService(service: string): Promise<ServiceRuntime> {
     max: config.DATABASE_POOL_MAX,
     min: config.DATABASE_POOL_MIN,
   });
-  const redis = createRedis(config.REDIS_URL);
+  const redis = createRedis(config.REDIS_URL, {
+    onError: (error) => logger.warn({ err: error }, 'redis connection error'),
+  });
+  await Promise.all([
+    retryWithBackoff(() => pool.query('SELECT 1'), { what: 'PostgreSQL', logger }),
+    retryWithBackoff(() => redis.ping(), { what: 'Redis', logger }),
+  ]);
   const stoppers: Array<() => Promise<void>> = [];
   installShutdown({
     logger,

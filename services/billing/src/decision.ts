@@ -17,14 +17,18 @@ import type { RunOutput } from './run-output.ts';
  * - runaway stops (no_progress, model-call cap, tool turns exhausted, agent-step cap): refund
  *   when no write succeeded (left body text); prose alone does not save a runaway round;
  * - normal completion (including a pause to ask the author a question, `waiting_user`): charge;
- * - error: charge when the error frame says refundable:false (e.g. the tool failure breaker),
- *   when output was already produced, or when a reply was being written; otherwise refund. (The
- *   router's `run_timeout` error therefore bills exactly like a wall-clock timeout stop.)
+ * - error from Quill's own infrastructure (catalog `infrastructure`: internal_error,
+ *   service_unavailable, context_unavailable, invalid_bus_message, worker_lost): refund, whatever
+ *   was produced (README "Fault tolerance");
+ * - other errors: charge when the error frame says refundable:false (e.g. the tool failure
+ *   breaker), when output was already produced, or when a reply was being written; otherwise
+ *   refund. (The router's `run_timeout` error therefore bills exactly like a wall-clock timeout
+ *   stop; a model provider's failure after output charges, as the seed's rules say.)
  */
 export type Ending =
   | { kind: 'complete' }
   | { kind: 'stopped'; reason: string }
-  | { kind: 'error'; code: string; refundable: boolean };
+  | { kind: 'error'; code: string; refundable: boolean; infrastructure: boolean };
 
 type StopRule = 'interrupted' | 'timeout' | 'runaway' | 'completed';
 
@@ -58,11 +62,21 @@ export function endingOf(terminal: SseFrame | undefined, outcome: RunOutcome): E
   if (terminal?.type === 'workflow_complete') return { kind: 'complete' };
   if (terminal?.type === 'workflow_stopped') return { kind: 'stopped', reason: terminal.reason };
   if (terminal?.type === 'error')
-    return { kind: 'error', code: terminal.code, refundable: terminal.refundable };
+    return {
+      kind: 'error',
+      code: terminal.code,
+      refundable: terminal.refundable,
+      infrastructure: ERROR_CATALOG[terminal.code].infrastructure,
+    };
   if (outcome.terminal === 'complete') return { kind: 'complete' };
   if (outcome.terminal === 'stopped') return { kind: 'stopped', reason: outcome.reason };
-  const refundable = isErrorCode(outcome.reason) ? ERROR_CATALOG[outcome.reason].refundable : true;
-  return { kind: 'error', code: outcome.reason, refundable };
+  const spec = isErrorCode(outcome.reason) ? ERROR_CATALOG[outcome.reason] : undefined;
+  return {
+    kind: 'error',
+    code: outcome.reason,
+    refundable: spec?.refundable ?? true,
+    infrastructure: spec?.infrastructure ?? false,
+  };
 }
 
 export function decideBilling(ending: Ending, output: RunOutput): BillingVerdict {
@@ -76,6 +90,8 @@ export function decideBilling(ending: Ending, output: RunOutput): BillingVerdict
   if (ending.kind === 'complete') return verdict('charge', 'completed', 'completed');
 
   if (ending.kind === 'error') {
+    // Quill's own failure is never the author's to pay, even after output (it may be lost or cut).
+    if (ending.infrastructure) return verdict('refund', ending.code, 'infrastructure');
     if (!ending.refundable) return verdict('charge', ending.code, 'not_refundable');
     if (producedOutput) return verdict('charge', ending.code, 'produced_output');
     if (output.replyInProgress) return verdict('charge', ending.code, 'mid_reply');

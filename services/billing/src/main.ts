@@ -8,6 +8,7 @@ import {
 } from '@quill/contracts';
 import { startService } from '@quill/service-kit';
 import { reserveCredit } from './ledger.ts';
+import { createReconciler } from './reconciler.ts';
 import { createSettleHandler } from './settlement.ts';
 import { startUsageLedger } from './usage-ledger.ts';
 
@@ -35,12 +36,13 @@ const reserve = serveRequests(
   logger,
 );
 
+const settleRun = createSettleHandler({ bus, pool, logger });
 const settle = serveRequests(
   bus,
   bus.names.billingSettle,
   { request: BillingSettleRequest, reply: BillingSettleReply },
   {
-    handle: createSettleHandler({ bus, pool, logger }),
+    handle: settleRun,
     invalidReply: { v: 1, ok: false, code: 'invalid_request' },
     failureReply: { v: 1, ok: false, code: 'service_unavailable' },
   },
@@ -52,7 +54,19 @@ const usageLedger = await startUsageLedger(
   { concurrency: config.BILLING_USAGE_CONCURRENCY, ackWaitSeconds: config.BILLING_USAGE_ACK_WAIT_S },
 );
 
+const reconciler = createReconciler(
+  { bus, pool, logger, settle: settleRun },
+  {
+    intervalMs: config.BILLING_RECONCILE_INTERVAL_S * 1000,
+    minAgeSeconds: config.BILLING_RECONCILE_MIN_AGE_S,
+    // After the router's wall clock and the gateway's own last resort have had their turn.
+    abandonedAfterSeconds: config.AGENT_RUN_WALL_CLOCK_TIMEOUT_S + config.AGENT_STOP_GRACE_S + 60,
+    batch: 100,
+  },
+);
+reconciler.start();
+
 runtime.onShutdown(async () => {
-  await Promise.all([reserve.stop(), settle.stop(), usageLedger.stop()]);
+  await Promise.all([reserve.stop(), settle.stop(), usageLedger.stop(), reconciler.stop()]);
 });
 logger.info({ instance: config.instanceId }, 'billing ready');

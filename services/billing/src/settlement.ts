@@ -1,5 +1,6 @@
 import type { Bus } from '@quill/bus';
 import type { BillingSettleReply, BillingSettleRequest } from '@quill/contracts';
+import { setRunBillingDecision } from '@quill/db';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { decideBilling, endingOf } from './decision.ts';
@@ -28,6 +29,8 @@ export function createSettleHandler(dependencies: { bus: Bus; pool: Pool; logger
       producedOutput: verdict.producedOutput,
       meter,
     });
+    // The row carries the decision whoever settled (the router, a gateway undo, reconciliation).
+    await setRunBillingDecision(pool, request.run_id, settlement.decision);
     const log = logger.child({ run_id: request.run_id });
     if (settlement.duplicate) {
       log.info(

@@ -1,5 +1,7 @@
 import {
   type AgentRole,
+  ERROR_CATALOG,
+  ERROR_CODES,
   errorFrame,
   frame,
   type RunOutcome,
@@ -293,6 +295,39 @@ const ROWS: Row[] = [
     expected: ['refund', 'model_error:no_output'],
   },
 
+  // Quill's own infrastructure failed: refunded whatever the run produced (README "Fault tolerance").
+  {
+    name: 'worker_lost after a chapter was written',
+    frames: [...runOf(wroteChapter), errorFrame(RUN, 'worker_lost')],
+    expected: ['refund', 'worker_lost:infrastructure'],
+  },
+  {
+    name: 'internal_error while writing a reply',
+    frames: [...runOf([text('林晚推开门，')]), errorFrame(RUN, 'internal_error')],
+    expected: ['refund', 'internal_error:infrastructure'],
+  },
+  {
+    name: 'context_unavailable before any output',
+    frames: [...runOf([]), errorFrame(RUN, 'context_unavailable')],
+    expected: ['refund', 'context_unavailable:infrastructure'],
+  },
+  {
+    name: 'invalid_bus_message after output',
+    frames: [...runOf(wroteChapter), errorFrame(RUN, 'invalid_bus_message')],
+    expected: ['refund', 'invalid_bus_message:infrastructure'],
+  },
+  {
+    name: 'service_unavailable reported with no terminal frame',
+    frames: [started],
+    outcome: { terminal: 'error', reason: 'service_unavailable' },
+    expected: ['refund', 'service_unavailable:infrastructure'],
+  },
+  {
+    name: 'the model provider failed after output: charged (not Quill infrastructure)',
+    frames: [...runOf(wroteChapter, [messageEnd('error')]), errorFrame(RUN, 'model_unavailable')],
+    expected: ['charge', 'model_unavailable:produced_output'],
+  },
+
   // No terminal frame stored: the caller's outcome says how it ended.
   {
     name: 'launch failed before any frame',
@@ -341,6 +376,17 @@ describe('decideBilling (seed 000 「流的终止、停止与计费」)', () => 
     expect(
       decideBilling(endingOf(output.terminal, { terminal: 'error', reason: 'model_error' }), output).decision,
     ).toBe('charge');
+  });
+
+  it('refunds exactly the catalog codes marked as infrastructure, whatever was produced', () => {
+    const output = analyzeRunOutput(runOf(wroteChapter));
+    for (const code of ERROR_CODES) {
+      const verdict = decideBilling(endingOf(undefined, { terminal: 'error', reason: code }), output);
+      const spec = ERROR_CATALOG[code];
+      expect(verdict.decision, code).toBe(spec.infrastructure ? 'refund' : 'charge');
+      // Every infrastructure failure is refundable by the catalog too (the error frame says so).
+      if (spec.infrastructure) expect(spec.refundable, code).toBe(true);
+    }
   });
 
   it('classifies every workflow_stopped reason', () => {

@@ -1,6 +1,6 @@
 import { publishEnvelope, serveRequests } from '@quill/bus';
 import { ContextCompileReply, ContextCompileRequest, msgIds, UsageEnvelope } from '@quill/contracts';
-import { createFailoverClientFromSettings, estimateTextTokens } from '@quill/llm';
+import { createFailoverClientFromSettings, estimateTextTokens, warmTokenizer } from '@quill/llm';
 import { startService } from '@quill/service-kit';
 import { createContextCompiler, fixedPromptTexts } from './compiler.ts';
 
@@ -12,8 +12,9 @@ const llm = createFailoverClientFromSettings(config, { redis: runtime.redis, key
 const SUMMARY_CALL_INDEX = 900_000;
 
 // Otherwise the first compile after a start tokenises the whole system prompt (~5 ms of BPE on
-// the path to the first token); queued behind the tokenizer's own warm-up.
-setImmediate(() => {
+// the path to the first token); after the tokenizer's own warm-up, which leaves the event loop
+// free while the service connects.
+void warmTokenizer().then(() => {
   for (const text of fixedPromptTexts()) estimateTextTokens(text);
 });
 

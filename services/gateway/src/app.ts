@@ -37,6 +37,9 @@ declare module 'fastify' {
   }
 }
 
+/** What a client waits before reconnecting when this gateway shuts down (another one answers). */
+const SHUTDOWN_RECONNECT_MS = 500;
+
 export interface GatewayDependencies {
   bus: Bus;
   pool: Pool;
@@ -55,6 +58,8 @@ export interface GatewayDependencies {
     heartbeatMs: number;
     sessionLockTtlMs: number;
     requestTimeoutMs: number;
+    /** All attempts of one bus request together (README "Fault tolerance"). */
+    requestDeadlineMs: number;
     wallClockMs: number;
     /** Past the run deadline, how long before this gateway ends a stream no router finished. */
     fallbackGraceMs: number;
@@ -107,6 +112,12 @@ export async function buildGatewayApp(dependencies: GatewayDependencies): Promis
   const authenticate = createAuthenticator(dependencies.pool, tokens, tickets);
   const watch = createRunWatch({ ...dependencies, logger: app.log, settings: dependencies.settings });
   const heartbeats = createHeartbeats(dependencies.settings.heartbeatMs);
+  // Before the server stops: streams are handed to other gateways at once instead of holding the
+  // shutdown until its timeout (README "Fault tolerance").
+  app.addHook('preClose', async () => {
+    const ended = heartbeats.handOff(SHUTDOWN_RECONNECT_MS);
+    if (ended > 0) app.log.info({ streams: ended }, 'open streams told to reconnect elsewhere');
+  });
   app.addHook('onClose', async () => heartbeats.close());
   await app.register(
     async (api) => {

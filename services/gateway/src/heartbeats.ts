@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { encodeSseComment } from '@quill/contracts';
+import { encodeSseComment, encodeSseRetry } from '@quill/contracts';
 
 /** Each open stream beats in one slice of the interval, so beats are spread over it. */
 const SLICES = 10;
@@ -7,6 +7,12 @@ const SLICES = 10;
 export interface Heartbeats {
   /** Starts beating on `response`; the returned function stops. */
   add(response: ServerResponse): () => void;
+  /**
+   * Tells every open stream to reconnect after `retryMs` (SSE `retry:`) and ends it: a gateway
+   * that is shutting down hands its clients to the others, which resume each one exactly after
+   * its Last-Event-ID (README "Fault tolerance"). Returns how many streams it ended.
+   */
+  handOff(retryMs: number): number;
   close(): void;
 }
 
@@ -34,6 +40,20 @@ export function createHeartbeats(intervalMs: number): Heartbeats {
       nextSlice = (nextSlice + 1) % SLICES;
       slice.add(response);
       return () => slice.delete(response);
+    },
+    handOff(retryMs) {
+      const retry = encodeSseRetry(retryMs);
+      let ended = 0;
+      for (const slice of slices) {
+        for (const response of slice) {
+          if (!response.destroyed) {
+            response.end(retry);
+            ended++;
+          }
+        }
+        slice.clear();
+      }
+      return ended;
     },
     close: () => clearInterval(timer),
   };

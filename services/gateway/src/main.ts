@@ -19,6 +19,7 @@ const app = await buildGatewayApp({
     heartbeatMs: config.AGENT_SSE_HEARTBEAT_INTERVAL_S * 1000,
     sessionLockTtlMs: config.SESSION_LOCK_TTL_MS,
     requestTimeoutMs: config.NATS_REQUEST_TIMEOUT_MS,
+    requestDeadlineMs: config.NATS_REQUEST_DEADLINE_MS,
     wallClockMs: config.AGENT_RUN_WALL_CLOCK_TIMEOUT_S * 1000,
     fallbackGraceMs: (config.AGENT_STOP_GRACE_S + 30) * 1000,
     disconnectGraceMs: config.AGENT_DISCONNECT_GRACE_S * 1000,

@@ -9,6 +9,7 @@ import {
   type ErrorCode,
   frame,
   isoNow,
+  isReplicaFailure,
   msgIds,
   QuillError,
   RunStartEnvelope,
@@ -40,7 +41,12 @@ export interface LauncherDependencies {
   pool: Pool;
   redis: RedisClient;
   keys: RedisKeys;
-  settings: { sessionLockTtlMs: number; requestTimeoutMs: number; userMaxConcurrentRuns: number };
+  settings: {
+    sessionLockTtlMs: number;
+    requestTimeoutMs: number;
+    requestDeadlineMs: number;
+    userMaxConcurrentRuns: number;
+  };
 }
 
 export interface LaunchedRun {
@@ -56,6 +62,12 @@ export interface LaunchedRun {
  */
 export function createRunLauncher(dependencies: LauncherDependencies) {
   const { bus, pool, redis, keys } = dependencies;
+  // Reserve and settle are idempotent per run, so a replica that died or failed is asked again.
+  const requestOptions = {
+    timeoutMs: dependencies.settings.requestTimeoutMs,
+    deadlineMs: dependencies.settings.requestDeadlineMs,
+    retryReply: isReplicaFailure,
+  };
 
   return async function launch(user: User, body: AgentStreamBody, logger: Logger): Promise<LaunchedRun> {
     const access = await getProjectForUser(pool, body.project_id, user.id);
@@ -90,7 +102,7 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
         bus.names.billingReserve,
         { request: BillingReserveRequest, reply: BillingReserveReply },
         { v: 1, run_id: runId, user_id: user.id },
-        { timeoutMs: dependencies.settings.requestTimeoutMs },
+        requestOptions,
       ),
     );
     try {
@@ -177,7 +189,7 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
           bus.names.billingSettle,
           { request: BillingSettleRequest, reply: BillingSettleReply },
           { v: 1, run_id: runId, user_id: userId, outcome: { terminal: 'error', reason: 'launch_failed' } },
-          { timeoutMs: dependencies.settings.requestTimeoutMs },
+          requestOptions,
         );
       }
     } catch (error) {

@@ -67,6 +67,8 @@ export async function relayRunEvents(
         logger.error({ seq: item.seq, err: item.invalid }, 'invalid frame skipped');
         continue;
       }
+      // Ended by a shutdown hand-off (heartbeats.handOff): writing after the end would be an error.
+      if (response.writableEnded) break;
       const written = response.write(sse);
       if (item.envelope.frame.type === 'done') {
         sawDone = true;

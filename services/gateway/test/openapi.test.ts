@@ -36,6 +36,7 @@ beforeAll(async () => {
       heartbeatMs: 15_000,
       sessionLockTtlMs: 30_000,
       requestTimeoutMs: 10_000,
+      requestDeadlineMs: 30_000,
       wallClockMs: 780_000,
       fallbackGraceMs: 40_000,
       disconnectGraceMs: 30_000,

@@ -2,6 +2,7 @@ import { consumeDurable, publishFrame, runIdFromSubject } from '@quill/bus';
 import { errorFrame, frame, msgIds, RunStartEnvelope } from '@quill/contracts';
 import { createFailoverClientFromSettings } from '@quill/llm';
 import { startService } from '@quill/service-kit';
+import { createRunLeases } from './run-leases.ts';
 import { createRunHandler } from './run-orchestrator.ts';
 import { MAX_REVIEW_ROUNDS } from './workflow/workflow-plan.ts';
 import { createWorkflowRuntime } from './workflow/workflow-runtime.ts';
@@ -22,14 +23,24 @@ const workflow = createWorkflowRuntime({
   },
 });
 
+const leases = createRunLeases(
+  { bus, redis: runtime.redis, keys: runtime.keys, logger },
+  {
+    ttlMs: config.ROUTER_RUN_LEASE_TTL_MS,
+    scanMs: Math.max(100, Math.floor(config.ROUTER_RUN_LEASE_TTL_MS / 3)),
+  },
+);
+
 const handleRunStart = createRunHandler({
   bus,
   workflow,
+  leases,
   pool: runtime.pool,
   redis: runtime.redis,
   keys: runtime.keys,
   logger,
   requestTimeoutMs: config.NATS_REQUEST_TIMEOUT_MS,
+  requestDeadlineMs: config.NATS_REQUEST_DEADLINE_MS,
   settings: {
     maxIterations: config.AGENT_COLLABORATION_MAX_ITERATIONS,
     wallClockMs: config.AGENT_RUN_WALL_CLOCK_TIMEOUT_S * 1000,
@@ -56,5 +67,8 @@ const consumer = await consumeDurable(bus, {
     await publishFrame(bus, frame('done', runId, {}), { msgId: msgIds.done(runId) });
   },
 });
-runtime.onShutdown(() => consumer.stop());
+runtime.onShutdown(async () => {
+  leases.stop();
+  await consumer.stop();
+});
 logger.info({ instance: config.instanceId }, 'router ready');

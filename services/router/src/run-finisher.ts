@@ -5,6 +5,7 @@ import {
   BillingSettleRequest,
   errorFrame,
   frame,
+  isReplicaFailure,
   msgIds,
   type RunStartEnvelope,
   type SseFrame,
@@ -24,6 +25,8 @@ export interface FinisherDependencies {
   redis: RedisClient;
   keys: RedisKeys;
   requestTimeoutMs: number;
+  /** All attempts of one bus request together (README "Fault tolerance"). */
+  requestDeadlineMs: number;
 }
 
 /**
@@ -53,7 +56,13 @@ export async function finishRunWith(
       bus.names.billingSettle,
       { request: BillingSettleRequest, reply: BillingSettleReply },
       { v: 1, run_id: runId, user_id: start.user_id, outcome: toRunOutcome(outcome) },
-      { timeoutMs: dependencies.requestTimeoutMs },
+      // Asked again until a billing replica answers (settling is once per run, so a repeat is
+      // harmless); past the deadline the billing reconciler settles it (README "Fault tolerance").
+      {
+        timeoutMs: dependencies.requestTimeoutMs,
+        deadlineMs: dependencies.requestDeadlineMs,
+        retryReply: isReplicaFailure,
+      },
     );
     if (settlement.ok) {
       billingDecision = settlement.decision;
@@ -67,8 +76,8 @@ export async function finishRunWith(
     }
   } catch (error) {
     // `done` must still follow the terminal frame; the run row keeps billing_decision null,
-    // which is what a reconciliation job looks for.
-    logger.error({ err: error }, 'settlement failed; run left unsettled');
+    // which is what the billing reconciler looks for.
+    logger.error({ err: error }, 'settlement failed; left to reconciliation');
   }
 
   const results = [...state.results.values()];

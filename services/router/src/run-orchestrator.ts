@@ -11,6 +11,7 @@ import {
   type AgentRole,
   ContextCompileReply,
   ContextCompileRequest,
+  isReplicaFailure,
   msgIds,
   type RunStartEnvelope,
   StepRecordEnvelope,
@@ -21,6 +22,7 @@ import { renewSemaphore, renewSessionLock } from '@quill/redis';
 import { requestStop, watchStop } from '@quill/run-control';
 import type { Logger } from 'pino';
 import { type FinisherDependencies, finishRunWith, publishDone } from './run-finisher.ts';
+import type { RunLeases } from './run-leases.ts';
 import { openStepLog } from './step-log.ts';
 import { nextAction } from './workflow/engine.ts';
 import type { WorkflowPlan } from './workflow/workflow-plan.ts';
@@ -31,6 +33,7 @@ export interface OrchestratorDependencies extends FinisherDependencies {
   logger: Logger;
   /** Routing, handoffs, held text and directives (workflow issue); the rules themselves are pure. */
   workflow: WorkflowRuntime;
+  leases: RunLeases;
   settings: {
     maxIterations: number;
     wallClockMs: number;
@@ -81,6 +84,13 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
     }
     if (delivery.deliveryCount > 1) log.warn({ delivery: delivery.deliveryCount }, 'taking over run');
     else log.info('run taken');
+    let lease: { release(): Promise<void> };
+    try {
+      lease = await dependencies.leases.hold(start.run_id, delivery.ackSubject, log);
+    } catch (error) {
+      await closeOpened();
+      throw error;
+    }
 
     const keepAlive = setInterval(() => {
       delivery.message.working();
@@ -127,6 +137,7 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
       clearInterval(keepAlive);
       stopWatch.close();
       await steps.close();
+      await lease.release().catch((error: unknown) => log.warn({ err: error }, 'run lease release failed'));
     }
   };
 
@@ -166,7 +177,13 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
           ui_language: start.ui_language,
           step,
         },
-        { timeoutMs: dependencies.requestTimeoutMs },
+        // Compiling only reads (and stores a compaction boundary idempotently): a replica that
+        // died or failed mid-compile is asked again, another one if it is gone.
+        {
+          timeoutMs: dependencies.requestTimeoutMs,
+          deadlineMs: dependencies.requestDeadlineMs,
+          retryReply: isReplicaFailure,
+        },
       );
     } catch (error) {
       dependencies.logger.error({ err: error, run_id: start.run_id }, 'context compile failed');

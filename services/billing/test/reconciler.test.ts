@@ -1,0 +1,160 @@
+import { randomUUID } from 'node:crypto';
+import { type Bus, publishFrame, readStored } from '@quill/bus';
+import { EventEnvelope, errorFrame, frame, type SseFrame } from '@quill/contracts';
+import {
+  createRun,
+  createSession,
+  finishRun,
+  getCredits,
+  getRun,
+  getSession,
+  seedDemo,
+  setSessionPhase,
+} from '@quill/db';
+import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closeTestBus, openTestBus } from '../../../test/support/test-bus.ts';
+import { reserveCredit } from '../src/ledger.ts';
+import { createReconciler, type ReconcilerSettings } from '../src/reconciler.ts';
+import { createSettleHandler } from '../src/settlement.ts';
+
+const logger = pino({ level: 'silent' });
+let bus: Bus;
+let database: TestDatabase;
+let demo: { userId: string; projectId: string };
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  bus = await openTestBus('rc', 'billing-reconciler-test');
+  demo = await seedDemo(database.pool, { apiKey: `qk_test_${randomUUID()}`, credits: 10 });
+});
+
+afterAll(async () => {
+  await closeTestBus(bus);
+  await database?.drop();
+});
+
+const SETTINGS: ReconcilerSettings = {
+  intervalMs: 60_000,
+  minAgeSeconds: 0,
+  abandonedAfterSeconds: 3600,
+  batch: 50,
+};
+
+function reconciler(settings: Partial<ReconcilerSettings> = {}) {
+  const settle = createSettleHandler({ bus, pool: database.pool, logger });
+  return createReconciler({ bus, pool: database.pool, logger, settle }, { ...SETTINGS, ...settings });
+}
+
+/** A run as the gateway leaves it: row and session running, one credit reserved, run_started out. */
+async function startedRun(): Promise<{ runId: string; sessionId: string }> {
+  const session = await createSession(database.pool, {
+    projectId: demo.projectId,
+    userId: demo.userId,
+    title: 't',
+  });
+  const runId = randomUUID();
+  await createRun(database.pool, {
+    runId,
+    sessionId: session.sessionId,
+    projectId: demo.projectId,
+    userId: demo.userId,
+    generationMode: 'fast',
+  });
+  await setSessionPhase(database.pool, session.sessionId, 'running');
+  expect(
+    await reserveCredit(database.pool, { runId, userId: demo.userId, defaultCredits: 10 }),
+  ).toMatchObject({
+    ok: true,
+  });
+  await publishFrame(
+    bus,
+    frame('run_started', runId, {
+      session_id: session.sessionId,
+      project_id: demo.projectId,
+      generation_mode: 'fast',
+    }),
+  );
+  return { runId, sessionId: session.sessionId };
+}
+
+async function publish(frames: SseFrame[]): Promise<void> {
+  for (const value of frames) await publishFrame(bus, value);
+}
+
+const wroteReply = (runId: string): SseFrame[] => [
+  frame('agent_start', runId, { agent: 'writer', step: 0 }),
+  frame('text', runId, { agent: 'writer', content: '林晚推开门，风裹着雨点扑进来。'.repeat(20) }),
+  frame('message_end', runId, { agent: 'writer', stop_reason: 'stop' }),
+];
+
+describe('settlement reconciliation against JetStream and Postgres', () => {
+  it('settles, once, an ended run whose router could not reach billing (refunded: worker_lost)', async () => {
+    const { runId } = await startedRun();
+    const before = (await getCredits(database.pool, demo.userId))!;
+    await publish([...wroteReply(runId), errorFrame(runId, 'worker_lost'), frame('done', runId, {})]);
+    await finishRun(database.pool, runId, { phase: 'error', stopReason: 'error', errorCode: 'worker_lost' });
+
+    const first = await reconciler().runOnce();
+    expect(first).toMatchObject({ ran: true, settled: 1, failed: 0 });
+    expect(await getCredits(database.pool, demo.userId)).toBe(before + 1);
+    expect((await getRun(database.pool, runId))?.billingDecision).toBe('refund');
+    const settlement = await database.pool.query(
+      'SELECT decision, reason FROM settlements WHERE run_id = $1',
+      [runId],
+    );
+    expect(settlement.rows).toEqual([{ decision: 'refund', reason: 'worker_lost:infrastructure' }]);
+
+    // A second pass (or another replica's) finds nothing left to settle and moves no money.
+    expect(await reconciler().runOnce()).toMatchObject({ ran: true, settled: 0 });
+    expect(await getCredits(database.pool, demo.userId)).toBe(before + 1);
+  });
+
+  it('brings a run whose stream ended but whose row stayed running to its terminal phase, and settles it', async () => {
+    const { runId, sessionId } = await startedRun();
+    await publish([...wroteReply(runId), frame('workflow_complete', runId, {}), frame('done', runId, {})]);
+
+    const report = await reconciler().runOnce();
+    expect(report).toMatchObject({ finished: 1, settled: 1, ended: 0 });
+    expect(await getRun(database.pool, runId)).toMatchObject({
+      phase: 'done',
+      stopReason: 'completed',
+      billingDecision: 'charge',
+    });
+    expect((await getSession(database.pool, sessionId))?.phase).toBe('idle');
+  });
+
+  it('leaves a running run whose stream has not ended to its router until it is abandoned', async () => {
+    const { runId, sessionId } = await startedRun();
+    await publish(wroteReply(runId));
+    expect(await reconciler().runOnce()).toMatchObject({ finished: 0, ended: 0 });
+    expect((await getRun(database.pool, runId))?.phase).toBe('running');
+
+    // Past the deadline nobody ended it: the stream gets its terminal frame and done, once.
+    const report = await reconciler({ abandonedAfterSeconds: 0 }).runOnce();
+    expect(report).toMatchObject({ ended: 1, finished: 1, settled: 1 });
+    const frames = (
+      await readStored(bus, {
+        stream: bus.names.streams.events,
+        subject: bus.names.events(runId),
+        schema: EventEnvelope,
+      })
+    ).map((item) => item.envelope!.frame.type);
+    expect(frames.slice(-2)).toEqual(['error', 'done']);
+    expect(await getRun(database.pool, runId)).toMatchObject({ phase: 'error', errorCode: 'worker_lost' });
+    expect((await getSession(database.pool, sessionId))?.phase).toBe('idle');
+  });
+
+  it('runs one pass at a time across replicas', async () => {
+    const holder = await database.pool.connect();
+    try {
+      await holder.query("SELECT pg_advisory_lock(hashtext('quill.billing.reconcile'))");
+      expect(await reconciler().runOnce()).toMatchObject({ ran: false });
+    } finally {
+      await holder.query("SELECT pg_advisory_unlock(hashtext('quill.billing.reconcile'))");
+      holder.release();
+    }
+    expect(await reconciler().runOnce()).toMatchObject({ ran: true });
+  });
+});
