@@ -317,6 +317,16 @@ const ROWS: Row[] = [
     expected: ['refund', 'invalid_bus_message:infrastructure'],
   },
   {
+    name: 'storage_unavailable mid-chapter (the database stayed away past the write retries)',
+    frames: [...runOf([text('林晚推开门，')]), errorFrame(RUN, 'storage_unavailable')],
+    expected: ['refund', 'storage_unavailable:infrastructure'],
+  },
+  {
+    name: 'empty_file_unwritten: the correction round brought no body and nothing else was written',
+    frames: [...runOf([text('写好了。'), messageEnd('stop')]), errorFrame(RUN, 'empty_file_unwritten')],
+    expected: ['refund', 'empty_file_unwritten:no_output'],
+  },
+  {
     name: 'service_unavailable reported with no terminal frame',
     frames: [started],
     outcome: { terminal: 'error', reason: 'service_unavailable' },
