@@ -77,9 +77,16 @@ interface Outcome {
   chargedForPlatformFault: number;
   terminals: Record<string, number>;
   /** Evidence that the fault landed: author saves that went in, drafts made, steps taken over, refused DB connections. */
-  evidence: { authorSaves: number; drafts: number; stepsResumed: number; dbRefusals: number };
+  evidence: {
+    authorSaves: number;
+    drafts: number;
+    stepsResumed: number;
+    dbRefusals: number;
+    dbFrozen: number;
+  };
 }
 const outcomes: Outcome[] = [];
+let frozenConnections = 0;
 const startedAt = performance.now();
 let batch = 0;
 try {
@@ -96,12 +103,26 @@ console.log(
     .map((value) => value.toFixed(2))
     .join(' ')}`,
 );
-console.log(
-  'fault    runs  one-terminal  author-overwritten  chapters-lost  saved-twice  charged-for-platform-fault',
-);
+const header = [
+  'runs',
+  'one-terminal',
+  'author-overwritten',
+  'chapters-lost',
+  'saved-twice',
+  'charged-for-platform-fault',
+];
+console.log(`${'fault'.padEnd(8)} ${header.join('  ')} | evidence the fault landed`);
 for (const outcome of outcomes) {
+  const cells = [
+    outcome.runs,
+    outcome.oneTerminal,
+    outcome.authorOverwritten,
+    outcome.chaptersLost,
+    outcome.savedTwice,
+    outcome.chargedForPlatformFault,
+  ].map((cell, index) => String(cell).padStart(header[index]!.length));
   console.log(
-    `${outcome.fault.padEnd(8)} ${String(outcome.runs).padStart(4)}  ${String(outcome.oneTerminal).padStart(12)}  ${String(outcome.authorOverwritten).padStart(18)}  ${String(outcome.chaptersLost).padStart(13)}  ${String(outcome.savedTwice).padStart(11)}  ${String(outcome.chargedForPlatformFault).padStart(26)}   ${JSON.stringify(outcome.terminals)}`,
+    `${outcome.fault.padEnd(8)} ${cells.join('  ')} | ${JSON.stringify(outcome.evidence)} ${JSON.stringify(outcome.terminals)}`,
   );
 }
 console.log(JSON.stringify({ bench: 'chaos-writes', runs_per_fault: RUNS, outcomes }));
@@ -162,6 +183,7 @@ async function runBatch(fault: string, index: number): Promise<Outcome> {
       drafts: 0,
       stepsResumed: 0,
       dbRefusals: proxy.attemptsWhileCut - refusedBefore,
+      dbFrozen: fault === 'pg-pause' ? frozenConnections : 0,
     },
   };
   for (const { title, frames, runId } of results) {
@@ -207,6 +229,7 @@ async function injectFault(fault: string): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 6000));
     proxy.restore();
   } else if (fault === 'pg-pause') {
+    frozenConnections = proxy.connections;
     proxy.pause();
     await new Promise((resolve) => setTimeout(resolve, 6000));
     proxy.resume();

@@ -16,6 +16,8 @@ export interface TcpProxy {
   pause(): void;
   resume(): void;
   readonly attemptsWhileCut: number;
+  /** Connections open through the proxy now (both ends counted once). */
+  readonly connections: number;
   close(): Promise<void>;
 }
 
@@ -77,6 +79,9 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     },
     get attemptsWhileCut() {
       return attemptsWhileCut;
+    },
+    get connections() {
+      return open.size / 2;
     },
     close: () =>
       new Promise<void>((resolve) => {
