@@ -9,7 +9,7 @@
  * It starts its own nats-server (so restarting it touches nobody else) and puts the writers
  * behind a TCP proxy to Postgres. Loopback only; every loop is bounded.
  *
- *   node test/load/chaos-writes.ts [--runs 12] [--faults none,author,pg,pg-pause,nats,kill]
+ *   node test/load/chaos-writes.ts [--runs 12] [--faults none,author,pg,pg-pause,nats,kill] [--check]
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -23,6 +23,8 @@ const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '12' },
     faults: { type: 'string', default: 'none,author,pg,pg-pause,nats,kill' },
+    // Exit 1 when any author-facing count is off target (for a short run in CI).
+    check: { type: 'boolean', default: false },
   },
 });
 const RUNS = Number(values.runs);
@@ -126,6 +128,16 @@ for (const outcome of outcomes) {
   );
 }
 console.log(JSON.stringify({ bench: 'chaos-writes', runs_per_fault: RUNS, outcomes }));
+const offTarget = outcomes.filter(
+  (outcome) =>
+    outcome.oneTerminal !== outcome.runs ||
+    outcome.authorOverwritten + outcome.chaptersLost + outcome.savedTwice + outcome.chargedForPlatformFault >
+      0,
+);
+if (values.check && offTarget.length > 0) {
+  console.error(`chaos-writes: off target under ${offTarget.map((outcome) => outcome.fault).join(', ')}`);
+  process.exit(1);
+}
 process.exit(0);
 
 async function runBatch(fault: string, index: number): Promise<Outcome> {
