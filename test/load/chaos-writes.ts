@@ -77,6 +77,8 @@ interface Outcome {
   chaptersLost: number;
   savedTwice: number;
   chargedForPlatformFault: number;
+  /** Writer model calls beyond the two a chapter takes (create_file, then the body): paid twice. */
+  extraModelCalls: number;
   terminals: Record<string, number>;
   /** Evidence that the fault landed: author saves that went in, drafts made, steps taken over, refused DB connections. */
   evidence: {
@@ -122,6 +124,7 @@ for (const outcome of outcomes) {
     outcome.chaptersLost,
     outcome.savedTwice,
     outcome.chargedForPlatformFault,
+    outcome.extraModelCalls,
   ].map((cell, index) => String(cell).padStart(header[index]!.length));
   console.log(
     `${outcome.fault.padEnd(8)} ${cells.join('  ')} | ${JSON.stringify(outcome.evidence)} ${JSON.stringify(outcome.terminals)}`,
@@ -189,6 +192,7 @@ async function runBatch(fault: string, index: number): Promise<Outcome> {
     chaptersLost: 0,
     savedTwice: 0,
     chargedForPlatformFault: 0,
+    extraModelCalls: 0,
     terminals: {},
     evidence: {
       authorSaves: authorTexts.size,
@@ -225,6 +229,10 @@ async function runBatch(fault: string, index: number): Promise<Outcome> {
       .filter((version) => version.partialReason === null)
       .map((version) => version.content);
     if (new Set(bodies).size < bodies.length) outcome.savedTwice++;
+    if (runId) {
+      const calls = await stack.fakeLlmProcess!.requests({ run_id: runId, role: 'writer' });
+      outcome.extraModelCalls += Math.max(0, calls.length - 2);
+    }
     const record = runId ? await getRun(stack.pool, runId) : null;
     const code = terminals[0]?.type === 'error' ? terminals[0].code : undefined;
     if (code && PLATFORM_ERRORS.has(code) && record?.billingDecision === 'charge')
