@@ -35,6 +35,7 @@ export function registerAgentRoutes(
         heartbeats,
         headers: { ...traceHeaders(), 'x-quill-run-id': run.runId, 'x-quill-session-id': run.sessionId },
         watch,
+        pool: dependencies.pool,
         fallbackAt: Date.now() + wallClockMs + fallbackGraceMs,
       },
       request.log,
@@ -59,6 +60,7 @@ export function registerAgentRoutes(
         heartbeats,
         headers: traceHeaders(),
         watch,
+        pool: dependencies.pool,
         ...(run.phase === 'running'
           ? { fallbackAt: Date.parse(run.createdAt) + wallClockMs + fallbackGraceMs }
           : {}),
