@@ -8,10 +8,12 @@ import type { StartedTestContainer } from 'testcontainers';
  * nor listening locally is started with testcontainers (needs a Docker engine). Workers inherit
  * the URLs through process.env.
  */
+// PostgreSQL's own `postgres` database: it always exists, and tests only use the URL to reach the
+// server (each test file creates its own database).
 export const LOCAL_SERVICES = [
   { key: 'NATS_URL', port: 4222, url: 'nats://127.0.0.1:4222' },
   { key: 'REDIS_URL', port: 6379, url: 'redis://127.0.0.1:6379' },
-  { key: 'DATABASE_URL', port: 5432, url: 'postgres://postgres@127.0.0.1:5432/quill' },
+  { key: 'DATABASE_URL', port: 5432, url: 'postgres://postgres@127.0.0.1:5432/postgres' },
 ] as const;
 
 type ServiceKey = (typeof LOCAL_SERVICES)[number]['key'];

@@ -56,7 +56,13 @@ export const ERROR_CATALOG = {
   worker_lost: spec(503, 'The worker running this step stopped responding; please retry.', true, true, true),
   run_timeout: spec(504, 'The run took too long and was ended.', true),
   // The project database stayed unreachable longer than a write may wait (docs/ai-writes.md).
-  storage_unavailable: spec(503, 'Your project could not be saved to right now; please retry.', true, true, true),
+  storage_unavailable: spec(
+    503,
+    'Your project could not be saved to right now; please retry.',
+    true,
+    true,
+    true,
+  ),
   // A created file stayed empty through its correction round; it was removed (docs/ai-writes.md).
   empty_file_unwritten: spec(
     502,

@@ -20,6 +20,12 @@ afterAll(async () => {
   await receiver.close();
 });
 
+function serverDatabaseUrl(): string {
+  const url = new URL(testUrls.database);
+  url.pathname = '/postgres';
+  return url.toString();
+}
+
 async function runFixture(env: Record<string, string>) {
   // A small explicit environment: the child must not inherit the test runner's NODE_OPTIONS.
   const child = spawn(process.execPath, ['--import', '@quill/telemetry/register', fixture], {
@@ -43,7 +49,8 @@ describe('node --import @quill/telemetry/register', () => {
     const result = await runFixture({
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
       OTEL_SERVICE_NAME: 'telemetry-fixture',
-      DATABASE_URL: testUrls.database,
+      // The server's own database: the one DATABASE_URL names need not exist on a fresh machine.
+      DATABASE_URL: serverDatabaseUrl(),
       REDIS_URL: testUrls.redis,
     });
     expect(result, result.stderr).toMatchObject({ code: 0 });

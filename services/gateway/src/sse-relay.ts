@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { Bus } from '@quill/bus';
 import { encodeSseRetry, SSE_HEADERS, SSE_RETRY_MS } from '@quill/contracts';
 import type { FastifyReply, FastifyBaseLogger as Logger } from 'fastify';
+import type { Pool } from 'pg';
 import type { Heartbeats } from './heartbeats.ts';
 import { endRunIfUnfinished } from './run-fallback.ts';
 import { runFeedsFor } from './run-feed.ts';
@@ -21,6 +22,8 @@ export interface RelayOptions {
    * already ended.
    */
   fallbackAt?: number;
+  /** Where the fallback records the run it ended. */
+  pool: Pool;
 }
 
 /**
@@ -53,7 +56,7 @@ export async function relayRunEvents(
       ? undefined
       : setTimeout(
           () =>
-            void endRunIfUnfinished(bus, runId, logger).catch((error: unknown) =>
+            void endRunIfUnfinished(bus, options.pool, runId, logger).catch((error: unknown) =>
               logger.error({ err: error, run_id: runId }, 'fallback terminal failed'),
             ),
           Math.max(0, options.fallbackAt - Date.now()),

@@ -1,19 +1,26 @@
 import { randomUUID } from 'node:crypto';
 import { type Bus, publishFrame, readStored } from '@quill/bus';
 import { EventEnvelope, frame, isTerminalFrame } from '@quill/contracts';
+import { createRun, createSession, getRun, getSession, seedDemo, setSessionPhase } from '@quill/db';
+import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeTestBus, openTestBus } from '../../../test/support/test-bus.ts';
 import { endRunIfUnfinished } from '../src/run-fallback.ts';
 
 let bus: Bus;
+let database: TestDatabase;
 const logger = pino({ level: 'silent' });
 
 beforeAll(async () => {
   bus = await openTestBus('fb', 'fallback-test', { runMaxDeliver: 3 });
+  database = await createTestDatabase();
 });
 
-afterAll(() => closeTestBus(bus));
+afterAll(async () => {
+  await closeTestBus(bus);
+  await database?.drop();
+});
 
 const framesOf = async (runId: string) =>
   (
@@ -28,8 +35,8 @@ describe('gateway fallback terminal', () => {
   it('ends a run nobody finished with one worker_lost error and done, once however often it runs', async () => {
     const runId = randomUUID();
     await publishFrame(bus, frame('text', runId, { agent: 'writer', content: '半句' }));
-    await endRunIfUnfinished(bus, runId, logger);
-    await endRunIfUnfinished(bus, runId, logger);
+    await endRunIfUnfinished(bus, database.pool, runId, logger);
+    await endRunIfUnfinished(bus, database.pool, runId, logger);
     const frames = await framesOf(runId);
     expect(frames.map((value) => value.type)).toEqual(['text', 'error', 'done']);
     expect(frames[1]).toMatchObject({ code: 'worker_lost', retryable: true });
@@ -38,11 +45,33 @@ describe('gateway fallback terminal', () => {
   it('adds only done when the run already has its terminal frame, and nothing when it has done', async () => {
     const runId = randomUUID();
     await publishFrame(bus, frame('workflow_complete', runId, {}));
-    await endRunIfUnfinished(bus, runId, logger);
+    await endRunIfUnfinished(bus, database.pool, runId, logger);
     expect((await framesOf(runId)).map((value) => value.type)).toEqual(['workflow_complete', 'done']);
-    await endRunIfUnfinished(bus, runId, logger);
+    await endRunIfUnfinished(bus, database.pool, runId, logger);
     const frames = await framesOf(runId);
     expect(frames.filter(isTerminalFrame)).toHaveLength(1);
     expect(frames).toHaveLength(2);
+  });
+
+  it('takes the row and session of a run it ended out of running', async () => {
+    const demo = await seedDemo(database.pool, { apiKey: `qk_test_${randomUUID()}` });
+    const session = await createSession(database.pool, {
+      projectId: demo.projectId,
+      userId: demo.userId,
+      title: 't',
+    });
+    const runId = randomUUID();
+    await createRun(database.pool, {
+      runId,
+      sessionId: session.sessionId,
+      projectId: demo.projectId,
+      userId: demo.userId,
+      generationMode: 'fast',
+    });
+    await setSessionPhase(database.pool, session.sessionId, 'running');
+    await publishFrame(bus, frame('text', runId, { agent: 'writer', content: '半句' }));
+    await endRunIfUnfinished(bus, database.pool, runId, logger);
+    expect(await getRun(database.pool, runId)).toMatchObject({ phase: 'error', errorCode: 'worker_lost' });
+    expect((await getSession(database.pool, session.sessionId))?.phase).toBe('idle');
   });
 });

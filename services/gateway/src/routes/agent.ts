@@ -47,6 +47,7 @@ export function registerAgentRoutes(
           'x-quill-session-id': run.sessionId,
         },
         watch: streaming.watch,
+        pool: dependencies.pool,
         fallbackAt: Date.now() + wallClockMs + fallbackGraceMs,
       },
       request.log,

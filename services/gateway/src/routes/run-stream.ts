@@ -59,6 +59,7 @@ export function registerRunStreamRoutes(
         heartbeats: streaming.heartbeats,
         headers: { ...headersSetOn(reply), ...traceHeaders() },
         watch: streaming.watch,
+        pool: dependencies.pool,
         ...(run.phase === 'running'
           ? { fallbackAt: Date.parse(run.createdAt) + wallClockMs + fallbackGraceMs }
           : {}),
