@@ -84,6 +84,11 @@ describe('SSE frames for EventSource', () => {
     expect((await readEvents(beforeDone)).events.map((event) => event.id)).toEqual([events.at(-1)!.id]);
     const byQuery = await resume(runId, { query: `?last_event_id=${doneId}`, bearer: stack.apiKey });
     expect(byQuery.status).toBe(204);
+    const malformed = await resume(runId, { lastEventId: '1e400', bearer: stack.apiKey });
+    expect(malformed.status).toBe(400);
+    expect(Object.keys(((await malformed.json()) as { error: { fields: object } }).error.fields)).toEqual([
+      'last-event-id',
+    ]);
   });
 });
 

@@ -1,5 +1,5 @@
 import { type Bus, decodeEnvelope, InvalidEnvelopeError, lastStored } from '@quill/bus';
-import { EventEnvelope, LastEventId, QuillError, RunIdParams, StreamQuery } from '@quill/contracts';
+import { EventEnvelope, LastEventIdHeaders, QuillError, RunIdParams, StreamQuery } from '@quill/contracts';
 import { getRunForUser } from '@quill/db';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayDependencies } from '../app.ts';
@@ -43,9 +43,8 @@ export function registerRunStreamRoutes(
     if (!run) throw new QuillError('not_found');
     // The header (an EventSource's own reconnect) wins; the query serves a new EventSource,
     // which cannot set the header.
-    const lastEventId = request.headers['last-event-id'];
-    const afterSeq =
-      lastEventId === undefined ? (query.last_event_id ?? 0) : parseInput(LastEventId, lastEventId);
+    const headers = parseInput(LastEventIdHeaders, { 'last-event-id': request.headers['last-event-id'] });
+    const afterSeq = headers['last-event-id'] ?? query.last_event_id ?? 0;
     // Nothing follows `done`: 204 tells an EventSource to stop reconnecting (HTML §9.2), where an
     // open stream would only heartbeat forever.
     if (afterSeq > 0 && (await doneAtOrBefore(bus, runId, afterSeq))) return reply.code(204).send();
