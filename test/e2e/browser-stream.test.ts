@@ -5,7 +5,7 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { Redis } from 'ioredis';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postJson } from '../support/api.ts';
+import { postJson, slowReply } from '../support/api.ts';
 import { hasChromium, launchChromium, servePage } from '../support/browser.ts';
 import { startRun } from '../support/sse-client.ts';
 import { type Stack, startStack } from '../support/stack.ts';
@@ -84,11 +84,31 @@ describe('SSE frames for EventSource', () => {
     expect((await readEvents(beforeDone)).events.map((event) => event.id)).toEqual([events.at(-1)!.id]);
     const byQuery = await resume(runId, { query: `?last_event_id=${doneId}`, bearer: stack.apiKey });
     expect(byQuery.status).toBe(204);
+    const ahead = await resume(runId, { lastEventId: String(2 ** 40), bearer: stack.apiKey });
+    expect(ahead.status).toBe(204);
     const malformed = await resume(runId, { lastEventId: '1e400', bearer: stack.apiKey });
     expect(malformed.status).toBe(400);
     expect(Object.keys(((await malformed.json()) as { error: { fields: object } }).error.fields)).toEqual([
       'last-event-id',
     ]);
+  });
+});
+
+describe('resume points', () => {
+  it('refuse a Last-Event-ID past anything stored while the run is still running', async () => {
+    stack.fakeLlm.addScript({ match: { role: 'writer' }, responses: [slowReply(3)] });
+    const response = await startRun(gateway, stack.apiKey, {
+      project_id: stack.projectId,
+      message: '慢慢写',
+    });
+    const runId = response.headers.get('x-quill-run-id')!;
+    const ahead = await resume(runId, { lastEventId: String(2 ** 40), bearer: stack.apiKey });
+    expect(ahead.status).toBe(400);
+    expect(((await ahead.json()) as { error: { fields: object } }).error.fields).toEqual({
+      'last-event-id': ['is after the newest stored frame'],
+    });
+    const { events } = await readEvents(response);
+    expect(events.at(-1)!.event).toBe('done');
   });
 });
 
