@@ -49,7 +49,7 @@ const resume = (runId: string, init: { lastEventId?: string; query?: string; bea
     },
   });
 
-let finished: { runId: string; events: EventSourceMessage[] } | undefined;
+let finished: { runId: string; events: EventSourceMessage[]; protocol: string | null } | undefined;
 async function finishedRun() {
   if (finished) return finished;
   const response = await startRun(gateway, stack.apiKey, {
@@ -60,7 +60,7 @@ async function finishedRun() {
   const runId = response.headers.get('x-quill-run-id')!;
   const { events, retry } = await readEvents(response);
   expect(retry).toBe(SSE_RETRY_MS);
-  finished = { runId, events };
+  finished = { runId, events, protocol: response.headers.get('x-quill-protocol') };
   return finished;
 }
 
@@ -69,6 +69,7 @@ describe('SSE frames for EventSource', () => {
     const { events } = await finishedRun();
     expect(events.length).toBeGreaterThan(3);
     for (const event of events) expect(event.event).toBe((JSON.parse(event.data) as SseFrame).type);
+    expect(finished!.protocol).toBe('2');
     expect(events.at(-1)!.event).toBe('done');
   });
 
