@@ -6,7 +6,13 @@ import { Redis } from 'ioredis';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postJson, slowReply } from '../support/api.ts';
-import { hasChromium, launchChromium, servePage } from '../support/browser.ts';
+import {
+  bundleClient,
+  hasChromium,
+  launchChromium,
+  servePage,
+  startCuttingProxy,
+} from '../support/browser.ts';
 import { startRun } from '../support/sse-client.ts';
 import { type Stack, startStack } from '../support/stack.ts';
 import { testUrls } from '../support/urls.ts';
@@ -19,7 +25,7 @@ let gateway: string;
 
 beforeAll(async () => {
   // The page's origin must be known before the gateway starts: it is the CORS allow-list.
-  page = await servePage('<!doctype html><title>quill client</title>');
+  page = await servePage('<!doctype html><title>quill client</title>', { '/client.js': bundleClient });
   stack = await startStack({ env: { GATEWAY_CORS_ORIGINS: page.origin } });
   gateway = stack.gateways[0]!;
   redis = new Redis(testUrls.redis);
@@ -216,6 +222,58 @@ describe('a browser page on another origin', () => {
       expect(seen.ids.every((id) => /^\d+$/.test(id))).toBe(true);
     } finally {
       await tab.close();
+    }
+  });
+
+  it('resumes through @quill/client openRunEventSource with a fresh ticket after the connection drops', async () => {
+    expect(browser, 'headless Chromium is needed: apt-get install -y chromium').toBeDefined();
+    // The EventSource goes through a proxy that cuts its first connection a few frames in.
+    const proxy = await startCuttingProxy(gateway, 1200);
+    const tab = await browser!.newPage();
+    try {
+      stack.fakeLlm.addScript({ match: { role: 'writer' }, responses: [slowReply(2)] });
+      await tab.goto(page.origin);
+      const seen = await tab.evaluate(
+        async ({ api, streamBase, apiKey, projectId }) => {
+          // Built by new Function so the test runner's transform leaves this import() alone.
+          const load = new Function('url', 'return import(url)') as (
+            url: string,
+          ) => Promise<typeof import('@quill/client')>;
+          const { createQuillClient, openRunEventSource } = await load('/client.js');
+          const client = createQuillClient({ baseUrl: api, token: apiKey });
+          const run = await client.agent.stream({ project_id: projectId, message: '写一段雨夜' });
+          const frames: Array<[number, string]> = [];
+          let tickets = 0;
+          const source = openRunEventSource({
+            client: {
+              agent: {
+                streamTicket: (runId: string) => {
+                  tickets++;
+                  return client.agent.streamTicket(runId);
+                },
+              },
+            },
+            baseUrl: streamBase,
+            runId: run.runId,
+            onFrame: (streamed) => frames.push([streamed.id, streamed.frame.type]),
+          });
+          await source.finished;
+          return { runId: run.runId, frames, tickets };
+        },
+        { api: gateway, streamBase: proxy.url, apiKey: stack.apiKey, projectId: stack.projectId },
+      );
+      // The first connection was cut, the browser's own reconnect was refused (spent ticket), and
+      // a new EventSource with a new ticket carried on after the last id.
+      expect(proxy.connections()).toBeGreaterThanOrEqual(2);
+      expect(seen.tickets).toBeGreaterThanOrEqual(2);
+      const whole = await readEvents(await resume(seen.runId, { bearer: stack.apiKey }));
+      expect(seen.frames.map(([id, type]) => `${id} ${type}`)).toEqual(
+        whole.events.map((event) => `${event.id} ${event.event}`),
+      );
+      expect(seen.frames.at(-1)![1]).toBe('done');
+    } finally {
+      await tab.close();
+      await proxy.close();
     }
   });
 });
