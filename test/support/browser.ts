@@ -67,7 +67,7 @@ export async function bundleClient(): Promise<string> {
   const chunk = results
     .flatMap((result) => ('output' in result ? result.output : []))
     .find((item) => item.type === 'chunk');
-  if (!chunk || chunk.type !== 'chunk') throw new Error('the client bundle has no chunk');
+  if (chunk?.type !== 'chunk') throw new Error('the client bundle has no chunk');
   return chunk.code;
 }
 
