@@ -5,8 +5,14 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { Redis } from 'ioredis';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postJson } from '../support/api.ts';
-import { hasChromium, launchChromium, servePage } from '../support/browser.ts';
+import { postJson, slowReply } from '../support/api.ts';
+import {
+  bundleClient,
+  hasChromium,
+  launchChromium,
+  servePage,
+  startCuttingProxy,
+} from '../support/browser.ts';
 import { startRun } from '../support/sse-client.ts';
 import { type Stack, startStack } from '../support/stack.ts';
 import { testUrls } from '../support/urls.ts';
@@ -19,7 +25,7 @@ let gateway: string;
 
 beforeAll(async () => {
   // The page's origin must be known before the gateway starts: it is the CORS allow-list.
-  page = await servePage('<!doctype html><title>quill client</title>');
+  page = await servePage('<!doctype html><title>quill client</title>', { '/client.js': bundleClient });
   stack = await startStack({ env: { GATEWAY_CORS_ORIGINS: page.origin } });
   gateway = stack.gateways[0]!;
   redis = new Redis(testUrls.redis);
@@ -49,7 +55,7 @@ const resume = (runId: string, init: { lastEventId?: string; query?: string; bea
     },
   });
 
-let finished: { runId: string; events: EventSourceMessage[] } | undefined;
+let finished: { runId: string; events: EventSourceMessage[]; protocol: string | null } | undefined;
 async function finishedRun() {
   if (finished) return finished;
   const response = await startRun(gateway, stack.apiKey, {
@@ -60,7 +66,7 @@ async function finishedRun() {
   const runId = response.headers.get('x-quill-run-id')!;
   const { events, retry } = await readEvents(response);
   expect(retry).toBe(SSE_RETRY_MS);
-  finished = { runId, events };
+  finished = { runId, events, protocol: response.headers.get('x-quill-protocol') };
   return finished;
 }
 
@@ -69,6 +75,7 @@ describe('SSE frames for EventSource', () => {
     const { events } = await finishedRun();
     expect(events.length).toBeGreaterThan(3);
     for (const event of events) expect(event.event).toBe((JSON.parse(event.data) as SseFrame).type);
+    expect(finished!.protocol).toBe('2');
     expect(events.at(-1)!.event).toBe('done');
   });
 
@@ -84,6 +91,31 @@ describe('SSE frames for EventSource', () => {
     expect((await readEvents(beforeDone)).events.map((event) => event.id)).toEqual([events.at(-1)!.id]);
     const byQuery = await resume(runId, { query: `?last_event_id=${doneId}`, bearer: stack.apiKey });
     expect(byQuery.status).toBe(204);
+    const ahead = await resume(runId, { lastEventId: String(2 ** 40), bearer: stack.apiKey });
+    expect(ahead.status).toBe(204);
+    const malformed = await resume(runId, { lastEventId: '1e400', bearer: stack.apiKey });
+    expect(malformed.status).toBe(400);
+    expect(Object.keys(((await malformed.json()) as { error: { fields: object } }).error.fields)).toEqual([
+      'last-event-id',
+    ]);
+  });
+});
+
+describe('resume points', () => {
+  it('refuse a Last-Event-ID past anything stored while the run is still running', async () => {
+    stack.fakeLlm.addScript({ match: { role: 'writer' }, responses: [slowReply(3)] });
+    const response = await startRun(gateway, stack.apiKey, {
+      project_id: stack.projectId,
+      message: '慢慢写',
+    });
+    const runId = response.headers.get('x-quill-run-id')!;
+    const ahead = await resume(runId, { lastEventId: String(2 ** 40), bearer: stack.apiKey });
+    expect(ahead.status).toBe(400);
+    expect(((await ahead.json()) as { error: { fields: object } }).error.fields).toEqual({
+      'last-event-id': ['is after the newest stored frame'],
+    });
+    const { events } = await readEvents(response);
+    expect(events.at(-1)!.event).toBe('done');
   });
 });
 
@@ -190,6 +222,58 @@ describe('a browser page on another origin', () => {
       expect(seen.ids.every((id) => /^\d+$/.test(id))).toBe(true);
     } finally {
       await tab.close();
+    }
+  });
+
+  it('resumes through @quill/client openRunEventSource with a fresh ticket after the connection drops', async () => {
+    expect(browser, 'headless Chromium is needed: apt-get install -y chromium').toBeDefined();
+    // The EventSource goes through a proxy that cuts its first connection a few frames in.
+    const proxy = await startCuttingProxy(gateway, 1200);
+    const tab = await browser!.newPage();
+    try {
+      stack.fakeLlm.addScript({ match: { role: 'writer' }, responses: [slowReply(2)] });
+      await tab.goto(page.origin);
+      const seen = await tab.evaluate(
+        async ({ api, streamBase, apiKey, projectId }) => {
+          // Built by new Function so the test runner's transform leaves this import() alone.
+          const load = new Function('url', 'return import(url)') as (
+            url: string,
+          ) => Promise<typeof import('@quill/client')>;
+          const { createQuillClient, openRunEventSource } = await load('/client.js');
+          const client = createQuillClient({ baseUrl: api, token: apiKey });
+          const run = await client.agent.stream({ project_id: projectId, message: '写一段雨夜' });
+          const frames: Array<[number, string]> = [];
+          let tickets = 0;
+          const source = openRunEventSource({
+            client: {
+              agent: {
+                streamTicket: (runId: string) => {
+                  tickets++;
+                  return client.agent.streamTicket(runId);
+                },
+              },
+            },
+            baseUrl: streamBase,
+            runId: run.runId,
+            onFrame: (streamed) => frames.push([streamed.id, streamed.frame.type]),
+          });
+          await source.finished;
+          return { runId: run.runId, frames, tickets };
+        },
+        { api: gateway, streamBase: proxy.url, apiKey: stack.apiKey, projectId: stack.projectId },
+      );
+      // The first connection was cut, the browser's own reconnect was refused (spent ticket), and
+      // a new EventSource with a new ticket carried on after the last id.
+      expect(proxy.connections()).toBeGreaterThanOrEqual(2);
+      expect(seen.tickets).toBeGreaterThanOrEqual(2);
+      const whole = await readEvents(await resume(seen.runId, { bearer: stack.apiKey }));
+      expect(seen.frames.map(([id, type]) => `${id} ${type}`)).toEqual(
+        whole.events.map((event) => `${event.id} ${event.event}`),
+      );
+      expect(seen.frames.at(-1)![1]).toBe('done');
+    } finally {
+      await tab.close();
+      await proxy.close();
     }
   });
 });

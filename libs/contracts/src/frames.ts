@@ -250,7 +250,9 @@ export function encodeSseRetry(milliseconds: number): string {
   return `retry: ${Math.max(0, Math.round(milliseconds))}\n\n`;
 }
 
-export const SSE_PROTOCOL_VERSION = '1';
+// 2: every event is named (`event: <type>`), so an EventSource's `onmessage` no longer fires;
+// listen per type. The JSON of each frame is unchanged from 1.
+export const SSE_PROTOCOL_VERSION = '2';
 export const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
   'cache-control': 'no-cache, no-transform',

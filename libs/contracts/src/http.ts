@@ -20,6 +20,8 @@ export type AgentStreamBody = z.infer<typeof AgentStreamBody>;
 export const RunIdParams = z.object({ runId: z.uuid() });
 // A JetStream sequence: the stream's own limit is a uint64, but past 2^53 a JSON number is not exact.
 export const LastEventId = z.coerce.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+/** The resume header, parsed under its own name so a 400 names it. */
+export const LastEventIdHeaders = z.object({ 'last-event-id': LastEventId.optional() });
 
 export const AgentStopBody = z
   .strictObject({ run_id: z.uuid().optional(), session_id: z.uuid().optional() })

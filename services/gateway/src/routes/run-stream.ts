@@ -1,5 +1,5 @@
-import { type Bus, decodeEnvelope, InvalidEnvelopeError, lastStored } from '@quill/bus';
-import { EventEnvelope, LastEventId, QuillError, RunIdParams, StreamQuery } from '@quill/contracts';
+import { type Bus, decodeEnvelope, InvalidEnvelopeError, lastSequence, lastStored } from '@quill/bus';
+import { EventEnvelope, LastEventIdHeaders, QuillError, RunIdParams, StreamQuery } from '@quill/contracts';
 import { getRunForUser } from '@quill/db';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayDependencies } from '../app.ts';
@@ -43,12 +43,21 @@ export function registerRunStreamRoutes(
     if (!run) throw new QuillError('not_found');
     // The header (an EventSource's own reconnect) wins; the query serves a new EventSource,
     // which cannot set the header.
-    const lastEventId = request.headers['last-event-id'];
-    const afterSeq =
-      lastEventId === undefined ? (query.last_event_id ?? 0) : parseInput(LastEventId, lastEventId);
-    // Nothing follows `done`: 204 tells an EventSource to stop reconnecting (HTML §9.2), where an
-    // open stream would only heartbeat forever.
-    if (afterSeq > 0 && (await doneAtOrBefore(bus, runId, afterSeq))) return reply.code(204).send();
+    const headers = parseInput(LastEventIdHeaders, { 'last-event-id': request.headers['last-event-id'] });
+    const afterSeq = headers['last-event-id'] ?? query.last_event_id ?? 0;
+    if (afterSeq > 0) {
+      const point = await resumePoint(bus, runId, afterSeq);
+      // Nothing follows `done`: 204 tells an EventSource to stop reconnecting (HTML §9.2), where
+      // an open stream would only heartbeat forever.
+      if (point === 'ended') return reply.code(204).send();
+      // No client can have seen a sequence the stream never assigned; waiting for one would
+      // skip the run's remaining frames, `done` included.
+      if (point === 'ahead') {
+        throw new QuillError('invalid_request', {
+          details: { fields: { 'last-event-id': ['is after the newest stored frame'] } },
+        });
+      }
+    }
     reply.hijack();
     await relayRunEvents(
       bus,
@@ -69,13 +78,21 @@ export function registerRunStreamRoutes(
   });
 }
 
-/** Whether the run's stream has ended with `done` at or before `seq`. */
-async function doneAtOrBefore(bus: Bus, runId: string, seq: number): Promise<boolean> {
+/**
+ * Where a resume after `seq` stands: the run ended with `done` at or before it, `seq` is past
+ * anything the stream has stored, or there is more to stream.
+ */
+async function resumePoint(bus: Bus, runId: string, seq: number): Promise<'ended' | 'ahead' | 'stream'> {
   const subject = bus.names.events(runId);
   const last = await lastStored(bus, { stream: bus.names.streams.events, subject });
-  if (!last || last.seq > seq) return false;
+  if (last && last.seq <= seq && isDone(subject, last.data)) return 'ended';
+  if (last && last.seq >= seq) return 'stream';
+  return seq > (await lastSequence(bus, bus.names.streams.events)) ? 'ahead' : 'stream';
+}
+
+function isDone(subject: string, data: Uint8Array): boolean {
   try {
-    return decodeEnvelope(EventEnvelope, subject, last.data).frame.type === 'done';
+    return decodeEnvelope(EventEnvelope, subject, data).frame.type === 'done';
   } catch (error) {
     if (error instanceof InvalidEnvelopeError) return false;
     throw error;
