@@ -24,7 +24,8 @@ afterAll(async () => {
 });
 
 /** Writers reach Postgres through the proxy, so a test can cut them off. */
-const startWriter = () => stack.startService('writer', { DATABASE_URL: proxy.urlFor(stack.databaseUrl) });
+const startWriter = () =>
+  stack.startService('writer', { DATABASE_URL: proxy.urlFor(stack.databaseUrl), WORKER_DRAIN_MS: '200' });
 
 async function killWriter(): Promise<void> {
   const exited = new Promise((resolve) => writer.child.once('exit', resolve));
@@ -148,6 +149,46 @@ describe('redelivered steps continue from their journal', () => {
         .join(''),
     ).toBe(`\n${BODY}\n`);
     expect(ofType(shown, 'agent_start').filter((start) => start.agent === 'writer')).toHaveLength(1);
+  });
+});
+
+describe('a writer shutting down hands its step back', () => {
+  it('SIGTERM mid-body: the step goes back at once with its journal, the writer exits 0, nothing repeats', async () => {
+    const title = '第十章';
+    const name = gate('sigterm');
+    stack.fakeLlm.addScript({
+      match: { role: 'writer' },
+      responses: [
+        { text: '', tool_calls: [{ name: 'create_file', arguments: { title, file_type: 'draft' } }] },
+        { text: `<file>\n${BODY}\n</file>`, pause: name, pause_at_chars: 20 },
+        { text: `<file>\n${BODY}\n</file>\n写好了。` },
+      ],
+    });
+    const run = launch(`写${title}`);
+    await stack.fakeLlm.gateReached(name);
+    const leaving = writer;
+    // The taker is up before the old one leaves, as in a rolling update.
+    writer = await startWriter();
+    const exited = new Promise<number | null>((resolve) => leaving.child.once('exit', resolve));
+    leaving.child.kill('SIGTERM');
+    expect(await exited, leaving.output().slice(-4000)).toBe(0);
+    stack.fakeLlm.releaseGate(name);
+    const received = await run.frames;
+    const runId = await run.runId;
+
+    expect(await fileByTitle(title)).toMatchObject({ content: BODY, version: 1 });
+    // create_file once, the cut body, its redo on the other writer.
+    expect(stack.fakeLlm.requests({ run_id: runId, role: 'writer' })).toHaveLength(3);
+    const frames = received.map((entry) => entry.frame);
+    expect(frames.filter(isTerminalFrame)).toEqual([expect.objectContaining({ type: 'workflow_complete' })]);
+    const shown = standingFrames(received).map((entry) => entry.frame);
+    expect(ofType(shown, 'tool_result').map((result) => result.tool_name)).toEqual(['create_file']);
+    expect(
+      ofType(shown, 'file_delta')
+        .map((delta) => delta.content)
+        .join(''),
+    ).toBe(`\n${BODY}\n`);
+    expect(ofType(shown, 'file_saved')).toHaveLength(1);
   });
 });
 

@@ -56,6 +56,11 @@ export interface TurnDependencies {
   signal?: AbortSignal;
   /** Why the signal fired (the run's stop reason), for a body the stop cut short. */
   stopReason?: () => string | undefined;
+  /**
+   * True when the signal fired to hand the step to another worker: the call is redone there, so
+   * a body it was writing is dropped, not saved as partial.
+   */
+  abandoned?: () => boolean;
   /** Pins the model provider per session (failover). */
   sessionId?: string;
   /** Accounting hook: one call per provider attempt (usage records). */
@@ -178,7 +183,7 @@ export async function runModelTurn(
     throw error;
   } finally {
     await apply(capture.finish());
-    if (!keepOpen) await closeFile(cutReason());
+    if (!keepOpen && !dependencies.abandoned?.()) await closeFile(cutReason());
   }
   const result = next.value;
   return {

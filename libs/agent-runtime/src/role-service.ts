@@ -41,6 +41,7 @@ export async function startRoleWorkers(
       maxOutputContinuations: config.AGENT_MAX_OUTPUT_CONTINUATIONS,
       skillTokenBudget: config.AGENT_SKILL_TOKEN_BUDGET,
       writeRetryMs: config.DATABASE_WRITE_RETRY_MS,
+      drainMs: config.WORKER_DRAIN_MS,
       maxRunModelCalls: config.AGENT_RUN_MAX_MODEL_CALLS,
       // Past the run's wall clock, so a counter outlives its run but not by days.
       modelCallCounterTtlSeconds: config.AGENT_RUN_WALL_CLOCK_TIMEOUT_S * 2,

@@ -1,4 +1,4 @@
-import { ack, type Bus, type DeliveryContext, type Disposition, publishEnvelope } from '@quill/bus';
+import { ack, type Bus, type DeliveryContext, type Disposition, nak, publishEnvelope } from '@quill/bus';
 import { msgIds, StepRecordEnvelope, type StepResult, type TaskEnvelope } from '@quill/contracts';
 import { bumpRunEpoch, getRun } from '@quill/db';
 import type { LlmClient } from '@quill/llm';
@@ -32,6 +32,8 @@ export interface RoleWorkerDependencies {
     skillTokenBudget?: number;
     /** DATABASE_WRITE_RETRY_MS: how long a fenced write retries transient database faults. */
     writeRetryMs?: number;
+    /** WORKER_DRAIN_MS: on shutdown, how long a step may finish before it is handed back. */
+    drainMs?: number;
   };
 }
 
@@ -73,11 +75,25 @@ export function createRoleTaskHandler(dependencies: RoleWorkerDependencies) {
         'step started',
       );
       const heartbeat = setInterval(() => delivery.message.working(), dependencies.settings.heartbeatMs);
+      const handBack = drainWindow(delivery.shutdown, dependencies.settings.drainMs ?? 3_000);
       try {
         // The step had finished: its result only has to reach the router (the publish is deduplicated).
         const result =
           journal?.result ??
-          (await runStep({ task, epoch, attempt: delivery.deliveryCount, log, stopWatch, journal }));
+          (await runStep({
+            task,
+            epoch,
+            attempt: delivery.deliveryCount,
+            log,
+            stopWatch,
+            journal,
+            handBack: handBack.signal,
+          }));
+        // Shutting down: the journal holds the step's progress; another worker takes it now.
+        if (result === 'handed_back') {
+          log.info('step handed back on shutdown');
+          return nak(0);
+        }
         if (!result) return ack;
         await publishEnvelope(
           bus,
@@ -89,13 +105,14 @@ export function createRoleTaskHandler(dependencies: RoleWorkerDependencies) {
         return ack;
       } finally {
         clearInterval(heartbeat);
+        handBack.close();
       }
     } finally {
       stopWatch.close();
     }
   };
 
-  async function runStep(run: StepRun): Promise<StepResult | undefined> {
+  async function runStep(run: StepRun): Promise<StepResult | 'handed_back' | undefined> {
     const stoppedBefore = run.stopWatch.reason();
     if (stoppedBefore) {
       return {
@@ -113,4 +130,25 @@ export function createRoleTaskHandler(dependencies: RoleWorkerDependencies) {
     }
     return await runStepTurns(dependencies, run);
   }
+}
+
+/**
+ * Fires `drainMs` after the replica starts shutting down (at once with 0): the step in flight
+ * then stops where its journal stands and is handed back.
+ */
+function drainWindow(shutdown: AbortSignal, drainMs: number): { signal: AbortSignal; close(): void } {
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const start = () => {
+    timer = setTimeout(() => controller.abort(new Error('handed back on shutdown')), drainMs);
+  };
+  if (shutdown.aborted) start();
+  else shutdown.addEventListener('abort', start, { once: true });
+  return {
+    signal: controller.signal,
+    close() {
+      clearTimeout(timer);
+      shutdown.removeEventListener('abort', start);
+    },
+  };
 }

@@ -7,10 +7,10 @@ import {
   type StepResult,
   type TaskEnvelope,
 } from '@quill/contracts';
-import { deleteEmptyFiles, isTransientDbError, RunFencedError, saveAiBody, withRunFence } from '@quill/db';
+import { deleteEmptyFiles, isTransientDbError, RunFencedError, withRunFence } from '@quill/db';
 import { LlmCallError, quillErrorCodeFor } from '@quill/llm';
 import type { StopWatch } from '@quill/run-control';
-import { createToolRunState, type PendingFile, promoteReads } from '@quill/tools';
+import { createToolRunState, promoteReads } from '@quill/tools';
 import type { Logger } from 'pino';
 import { withChatHold } from './chat-hold.ts';
 import { createEmptyFileRound } from './empty-file-round.ts';
@@ -21,13 +21,9 @@ import { createContinuationTracker } from './output-continuation.ts';
 import type { RoleWorkerDependencies } from './role-worker.ts';
 import { createModelCallBudget, softLanding } from './run-budget.ts';
 import { drainSteering } from './steering.ts';
-import {
-  restoreToolState,
-  type StepJournalData,
-  toolStateToJournal,
-  writeStepJournal,
-} from './step-journal.ts';
+import { restoreToolState, type StepJournalData, writeStepJournal } from './step-journal.ts';
 import { type StepStop, stepResultFor, stopReasonOf } from './step-outcome.ts';
+import { createStepProgress, type StepBase } from './step-progress.ts';
 import { createToolTurnRunner } from './tool-turn.ts';
 import { createUsageReporter } from './usage-reporter.ts';
 
@@ -40,9 +36,12 @@ export interface StepRun {
   stopWatch: StopWatch;
   /** Where the previous holder of this step stood, when it left a journal. */
   journal: StepJournalData | null;
+  /**
+   * Fires when this replica shuts down and the drain window is over: the step stops at its last
+   * checkpoint (the model call in progress is dropped, not saved) and is handed back.
+   */
+  handBack?: AbortSignal;
 }
-
-type Base = Omit<StepResult, 'outcome' | 'stop_reason'>;
 
 /**
  * The role's model/tool loop for one step, journaled after every turn and every body save so a
@@ -52,9 +51,17 @@ type Base = Omit<StepResult, 'outcome' | 'stop_reason'>;
 export async function runStepTurns(
   dependencies: RoleWorkerDependencies,
   run: StepRun,
-): Promise<StepResult | undefined> {
+): Promise<StepResult | 'handed_back' | undefined> {
   const { pool } = dependencies;
   const { task, epoch, attempt, log, stopWatch, journal } = run;
+  const handBack = run.handBack;
+  // One signal for the model stream: an author stop or a hand-back (a plain controller, not
+  // AbortSignal.any, which the stream would re-walk on every chunk).
+  const modelAbort = new AbortController();
+  const abortModel = () => modelAbort.abort();
+  stopWatch.signal.addEventListener('abort', abortModel, { once: true });
+  handBack?.addEventListener('abort', abortModel, { once: true });
+  if (stopWatch.signal.aborted || handBack?.aborted) modelAbort.abort();
   const runId = task.run_id;
   const fence = { runId, epoch, retryMs: dependencies.settings.writeRetryMs ?? 30_000 };
   const emitter = withChatHold(
@@ -72,7 +79,7 @@ export async function runStepTurns(
     { role: 'user', content: dependencies.directiveFor(task) },
   ];
   const messages: ChatMessage[] = [...prefix, ...(journal?.messages ?? [])];
-  const base: Base = {
+  const base: StepBase = {
     step: task.step,
     role: task.role,
     worker_instance: dependencies.instanceId,
@@ -90,109 +97,21 @@ export async function runStepTurns(
     enabled: task.read_only !== true,
     ...(journal ? { corrected: journal.corrected } : {}),
   });
-  let turn = journal?.turn ?? 0;
-  let loopDone = journal?.loop_done ?? false;
-  let finishReason = journal?.finish_reason ?? 'stop';
-  let validThroughId = journal?.valid_through_id ?? 0;
-  let unannounced: FileWrite[] = [];
-  let inModelCall = false;
-
-  const snapshotJournal = (overrides: Partial<StepJournalData> = {}): StepJournalData => {
-    const open = continuation.snapshot();
-    return {
-      v: 1,
-      role: task.role,
-      turn,
-      loop_done: loopDone,
-      messages: messages.slice(prefix.length),
-      model_calls: base.model_calls,
-      tool_calls: base.tool_calls,
-      files_written: base.files_written,
-      final_text: base.final_text,
-      finish_reason: finishReason,
-      ...toolStateToJournal(state),
-      hold: emitter.snapshot(),
-      continuations_used: open.used,
-      ...(open.open ? { open_capture: open.open } : {}),
-      corrected: [...correction.corrected],
-      unannounced,
-      valid_through_id: validThroughId,
-      ...overrides,
-    };
-  };
-  /** Records that everything so far stands: the frames are stored, then the journal is. */
-  const checkpoint = async (overrides: Partial<StepJournalData> = {}) => {
-    validThroughId = await emitter.settle();
-    await withRunFence(pool, fence, (client) =>
-      writeStepJournal(client, runId, task.step, snapshotJournal(overrides)),
-    );
-  };
-
-  // A body lands compare-and-set (a draft when the file moved on), and the journal records it in
-  // the same transaction, as if the reply had ended at `</file>`: a takeover never writes it again.
-  const saveFileBody = async (
-    file: PendingFile,
-    body: string,
-    partialReason?: BodyPartialReason,
-    replyText = '',
-  ): Promise<FileWrite> => {
-    validThroughId = await emitter.settle();
-    const writeKey = `${runId}:s${task.step}:t${turn}:body:${file.fileId}`;
-    return withRunFence(pool, fence, async (client) => {
-      const saved = await saveAiBody(client, {
-        projectId: task.project_id,
-        fileId: file.fileId,
-        baseVersion: file.baseVersion,
-        content: body,
-        runId,
-        writeKey,
-        partialReason: partialReason ?? null,
-      });
-      const write: FileWrite = {
-        file_id: saved.fileId,
-        title: saved.title,
-        file_type: saved.fileType,
-        version: saved.version,
-        body_chars: body.length,
-        ...(saved.kind === 'drafted'
-          ? {
-              draft_of: { file_id: saved.draftOf.fileId, title: saved.draftOf.title },
-              draft_reason: saved.reason,
-            }
-          : {}),
-        ...(partialReason ? { partial_reason: partialReason } : {}),
-      };
-      // The journal as if the reply had ended at `</file>`; outside a model call (a body left
-      // open by a cut reply, saved after the loop) the transcript and counters are already right.
-      const tools = toolStateToJournal(state);
-      const snapshots = [
-        ...tools.snapshots.filter((snapshot) => snapshot.file_id !== write.file_id),
-        { file_id: write.file_id, version: write.version, full: true, promoted: true },
-      ];
-      await writeStepJournal(client, runId, task.step, {
-        ...snapshotJournal(),
-        ...tools,
-        pending_file: undefined,
-        snapshots,
-        written_file_ids: [...new Set([...tools.written_file_ids, write.file_id])],
-        turn: inModelCall ? turn + 1 : turn,
-        loop_done: true,
-        ...(inModelCall
-          ? {
-              messages: [
-                ...messages.slice(prefix.length),
-                { role: 'assistant' as const, content: `${replyText}<file>\n${body}\n</file>` },
-              ],
-              model_calls: base.model_calls + 1,
-              final_text: base.final_text + replyText,
-            }
-          : {}),
-        files_written: [...base.files_written, write],
-        unannounced: [write],
-      });
-      return write;
-    });
-  };
+  const progress = createStepProgress({
+    pool,
+    fence,
+    task,
+    journal,
+    prefixLength: prefix.length,
+    messages,
+    base,
+    state,
+    emitter,
+    continuation,
+    correction,
+  });
+  const { saveFileBody } = progress;
+  const checkpoint = progress.checkpoint;
 
   const toolTurns = createToolTurnRunner({
     role: task.role,
@@ -230,8 +149,8 @@ export async function runStepTurns(
       frame('step_resumed', runId, {
         agent: task.role,
         step: task.step,
-        resumed_turn: turn,
-        valid_through_id: validThroughId,
+        resumed_turn: progress.turn,
+        valid_through_id: progress.validThroughId,
       }),
     );
     for (const write of journal?.unannounced ?? []) emitter.emit(fileSavedFrame(runId, write));
@@ -239,8 +158,8 @@ export async function runStepTurns(
   if (!journal) emitter.emit(frame('agent_start', runId, { agent: task.role, step: task.step }));
 
   try {
-    for (; !loopDone && turn < dependencies.settings.maxToolTurns; turn++) {
-      if (stopWatch.signal.aborted) break;
+    for (; !progress.loopDone && progress.turn < dependencies.settings.maxToolTurns; progress.turn++) {
+      if (stopWatch.signal.aborted || handBack?.aborted) break;
       const [steered, allowed] = await Promise.all([
         drainSteering(dependencies.redis, dependencies.keys, runId, messages, emitter, task.role),
         modelCalls.take(),
@@ -251,9 +170,9 @@ export async function runStepTurns(
         stepStop = { kind: 'stopped', stopReason: 'model_call_cap' };
         break;
       }
-      softLanding(turn, dependencies.settings.maxToolTurns, messages);
+      softLanding(progress.turn, dependencies.settings.maxToolTurns, messages);
       promoteReads(state);
-      inModelCall = true;
+      progress.inModelCall = true;
       const result = await runModelTurn(
         {
           llm: dependencies.llm,
@@ -262,46 +181,50 @@ export async function runStepTurns(
           runId,
           role: task.role,
           saveFileBody,
-          signal: stopWatch.signal,
+          signal: modelAbort.signal,
           stopReason: () => stopWatch.reason(),
+          abandoned: () => handBack?.aborted === true && !stopWatch.signal.aborted,
           sessionId: task.session_id,
-          onAttempt: usage.hookFor(turn),
+          onAttempt: usage.hookFor(progress.turn),
         },
         { messages, tools: toolTurns.gate.tools, ...continuation.nextCall() },
       ).finally(() => {
-        inModelCall = false;
+        progress.inModelCall = false;
       });
-      unannounced = [];
+      // A call cut to hand the step back is redone by the next worker: nothing of it counts here.
+      if (handBack?.aborted && !stopWatch.signal.aborted) return await handedBack();
+      progress.unannounced = [];
       base.model_calls++;
       correction.observe(result);
       base.files_written.push(...result.filesWritten);
       base.final_text += result.text;
-      finishReason = result.finishReason;
+      progress.finishReason = result.finishReason;
       await usage.flush();
       if (result.toolCalls.length === 0) {
         if (continuation.continueAfter(result, messages) || correction.due(state, result, messages, true)) {
-          await checkpoint({ turn: turn + 1 });
+          await checkpoint({ turn: progress.turn + 1 });
           continue;
         }
-        loopDone = true;
-        await checkpoint({ turn: turn + 1 });
+        progress.loopDone = true;
+        await checkpoint({ turn: progress.turn + 1 });
         break;
       }
       messages.push({ role: 'assistant', content: result.text || null, tool_calls: result.toolCalls });
       const ran = await toolTurns.run(result.toolCalls, messages, {
-        index: turn,
+        index: progress.turn,
         max: dependencies.settings.maxToolTurns,
       });
       base.tool_calls += ran.executed;
       for (const notice of result.notices) messages.push({ role: 'user', content: notice });
       if (ran.stop && !(ran.stop.kind === 'yield' && correction.due(state, result, messages, false))) {
         stepStop = ran.stop;
-        loopDone = true;
-        await checkpoint({ turn: turn + 1 });
+        progress.loopDone = true;
+        await checkpoint({ turn: progress.turn + 1 });
         break;
       }
-      await checkpoint({ turn: turn + 1 });
+      await checkpoint({ turn: progress.turn + 1 });
     }
+    if (handBack?.aborted && !stopWatch.signal.aborted) return await handedBack();
     // A body a truncated reply left open is saved even when no continuation followed it.
     const leftOpen = continuation.takeOpenCapture();
     if (leftOpen) {
@@ -320,6 +243,7 @@ export async function runStepTurns(
       await emitter.close().catch(() => undefined);
       return undefined;
     }
+    if (handBack?.aborted && !stopWatch.signal.aborted) return await handedBack();
     if (!stopWatch.signal.aborted) {
       errorCode =
         error instanceof LlmCallError
@@ -329,6 +253,14 @@ export async function runStepTurns(
             : 'internal_error';
       log.error({ err: error, error_code: errorCode }, 'step failed');
     }
+  }
+
+  /** The journal stands at the last finished turn; the frames since are voided by the taker. */
+  async function handedBack(): Promise<'handed_back'> {
+    // Usage of the dropped call is billed evidence like any other attempt's: it goes out first.
+    await usage.flush().catch((error: unknown) => log.error({ err: error }, 'usage report failed'));
+    await emitter.close().catch(() => undefined);
+    return 'handed_back';
   }
 
   // The correction round did not bring the body: the empty file goes, and a step that wrote
@@ -365,7 +297,7 @@ export async function runStepTurns(
   emitter.emit(
     frame('message_end', runId, {
       agent: task.role,
-      stop_reason: stoppedWith ?? (replyCut ? 'error' : stopReasonOf(stepStop, finishReason)),
+      stop_reason: stoppedWith ?? (replyCut ? 'error' : stopReasonOf(stepStop, progress.finishReason)),
     }),
   );
   await emitter.close();
@@ -376,10 +308,10 @@ export async function runStepTurns(
     ? { ...base, outcome: 'stopped', stop_reason: stoppedWith }
     : errorCode
       ? { ...base, outcome: 'failed', stop_reason: 'error', error_code: errorCode }
-      : stepResultFor(base, stepStop, finishReason, state);
+      : stepResultFor(base, stepStop, progress.finishReason, state);
   // Only a takeover reads this: if recording it fails, the result still goes to the router.
   await withRunFence(pool, { ...fence, retryMs: 0 }, (client) =>
-    writeStepJournal(client, runId, task.step, snapshotJournal({ loop_done: true, result })),
+    writeStepJournal(client, runId, task.step, progress.snapshot({ loop_done: true, result })),
   ).catch((error: unknown) => log.warn({ err: error }, 'step result not journaled'));
   return result;
 }

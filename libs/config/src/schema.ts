@@ -137,6 +137,9 @@ export const ConfigSchema = z.object({
 
   ROLES: z.string().default('planner,hook_designer,writer'),
   WORKER_CONCURRENCY: int(8, 1),
+  // On SIGTERM a worker lets its in-flight steps finish for this long, then hands the rest back
+  // with their journal (docs/ai-writes.md), so another worker continues them at once.
+  WORKER_DRAIN_MS: int(3_000, 0),
   ROUTER_CONCURRENCY: int(64, 1),
   RUN_ACK_WAIT_S: int(30, 1),
   // A router renews a lease this long on each run it holds; peers hand back a run whose lease
