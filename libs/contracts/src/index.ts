@@ -6,6 +6,7 @@ export * from './errors.ts';
 export * from './frames.ts';
 export * from './http.ts';
 export * from './openapi.ts';
+export * from './product.ts';
 export * from './roles.ts';
 export * from './skills.ts';
 export * from './stream-ticket.ts';

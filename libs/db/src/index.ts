@@ -69,6 +69,22 @@ export {
   withTransaction,
 } from './pool.ts';
 export {
+  listProjectsPage,
+  restoreProject,
+  saveProjectNotesIfVersion,
+  softDeleteProject,
+  type TimeCursor,
+  updateProject,
+} from './project-admin.ts';
+export {
+  getProjectMember,
+  insertProjectMember,
+  listProjectMembers,
+  type ProjectMember,
+  removeProjectMember,
+  setProjectMemberRole,
+} from './project-members.ts';
+export {
   getProjectWorkspace,
   type ProjectWorkspace,
   updateProjectWorkspace,
@@ -80,6 +96,7 @@ export {
   getProjectForUser,
   listProjectsForUser,
   type Project,
+  type ProjectMembership,
   type ProjectRole,
 } from './projects.ts';
 export {
@@ -119,6 +136,15 @@ export {
   saveCompaction,
 } from './session-history.ts';
 export {
+  listSessionMessagesPage,
+  listSessionRunsPage,
+  listSessionsPage,
+  type RunSummary,
+  renameSession,
+  type SessionMessage,
+  softDeleteSession,
+} from './session-listing.ts';
+export {
   createSession,
   getSession,
   getSessionForUser,
@@ -152,6 +178,8 @@ export {
   usageTodayByModel,
 } from './usage.ts';
 export {
+  API_KEY_PREFIX_LENGTH,
+  type ApiKeySummary,
   createApiKey,
   createUser,
   findUserByApiKey,
@@ -159,6 +187,7 @@ export {
   generateApiKey,
   getUser,
   hashApiKey,
+  listApiKeys,
   revokeApiKey,
   storeApiKey,
   type User,

@@ -59,6 +59,9 @@ export function hashApiKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
 }
 
+/** How much of a key is stored in the clear to list it by: `qk_` and 8 characters of the secret. */
+export const API_KEY_PREFIX_LENGTH = 11;
+
 export function generateApiKey(): string {
   return `qk_${randomBytes(32).toString('base64url')}`;
 }
@@ -85,19 +88,28 @@ export async function storeApiKey(
   label: string,
 ): Promise<string | null> {
   const { rows } = await db.query<{ id: string; user_id: string }>(
-    `INSERT INTO api_keys (user_id, key_hash, label) VALUES ($1, $2, $3)
+    `INSERT INTO api_keys (user_id, key_hash, label, prefix) VALUES ($1, $2, $3, $4)
      ON CONFLICT (key_hash) DO UPDATE SET key_hash = EXCLUDED.key_hash
      RETURNING id, user_id`,
-    [userId, hashApiKey(key), label],
+    [userId, hashApiKey(key), label, key.slice(0, API_KEY_PREFIX_LENGTH)],
   );
   const row = rows[0]!;
   return row.user_id === userId ? row.id : null;
 }
 
+/**
+ * The key's user. `last_used_at` is refreshed at most once a minute per key, so authenticating a
+ * busy client does not write a row per request.
+ */
 export async function findUserByApiKey(db: Queryable, key: string): Promise<User | null> {
   const { rows } = await db.query<UserRow>(
-    `SELECT ${USER_COLUMNS} FROM api_keys k JOIN users u ON u.id = k.user_id
-     WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
+    `WITH k AS (
+       SELECT id, user_id, last_used_at FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL
+     ), touched AS (
+       UPDATE api_keys SET last_used_at = now() FROM k
+       WHERE api_keys.id = k.id AND (k.last_used_at IS NULL OR k.last_used_at < now() - interval '1 minute')
+     )
+     SELECT ${USER_COLUMNS} FROM k JOIN users u ON u.id = k.user_id`,
     [hashApiKey(key)],
   );
   return rows[0] ? toUser(rows[0]) : null;
@@ -110,4 +122,37 @@ export async function revokeApiKey(db: Queryable, userId: string, keyId: string)
     [keyId, userId],
   );
   return rowCount === 1;
+}
+
+export interface ApiKeySummary {
+  id: string;
+  name: string;
+  prefix: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+/** The user's keys, newest first, revoked ones included (listed by prefix; the secret is gone). */
+export async function listApiKeys(db: Queryable, userId: string): Promise<ApiKeySummary[]> {
+  const { rows } = await db.query<{
+    id: string;
+    label: string;
+    prefix: string;
+    created_at: string;
+    last_used_at: string | null;
+    revoked_at: string | null;
+  }>(
+    `SELECT id, label, prefix, created_at, last_used_at, revoked_at FROM api_keys
+     WHERE user_id = $1 ORDER BY created_at DESC, id`,
+    [userId],
+  );
+  return rows.map((row) => ({
+    id: row.id,
+    name: row.label,
+    prefix: row.prefix,
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+    revokedAt: row.revoked_at,
+  }));
 }
