@@ -226,6 +226,12 @@ const CASES: Case[] = [
     request: (w) => ({ path: `/agent/runs/${w.runId}/context-trace` }),
     expect: ownItem(200),
   },
+  { route: 'GET /projects/:projectId/export', request: (w) => ({ path: `${P(w)}/export` }), expect: read },
+  {
+    route: 'GET /projects/:projectId/manuscript.md',
+    request: (w) => ({ path: `${P(w)}/manuscript.md` }),
+    expect: read,
+  },
   { route: 'GET /me', request: () => ({ path: '/me' }), expect: all(200) },
   { route: 'GET /me/api-keys', request: () => ({ path: '/me/api-keys' }), expect: all(200) },
   {
@@ -267,6 +273,7 @@ const ELSEWHERE: Record<string, string> = {
   'POST /agent/stop': 'a live run: run-control.test.ts',
   'POST /agent/steer': 'a live run: run-control.test.ts',
   'POST /agent/suggest': 'a model call: llm-failover.test.ts',
+  'POST /projects/import': 'a zip body, makes a project of the caller: product-transfer.test.ts',
   'POST /skills/import': "the caller's own skills: context-memory.test.ts",
   'PATCH /skills/:name': "the caller's own skills: context-memory.test.ts",
   'GET /skills/:name/export': "the caller's own skills: context-memory.test.ts",

@@ -70,6 +70,7 @@ export interface ApiRoute {
     readonly body?: z.ZodType;
     readonly sse?: true;
     readonly zip?: true;
+    readonly markdown?: true;
   };
 }
 
@@ -204,6 +205,23 @@ export const API_ROUTES: readonly ApiRoute[] = [
   route('DELETE', '/projects/:projectId/members/:userId', 'Remove a member (owner), or leave', {
     params: ProjectMemberParams,
     success: { status: 204 },
+  }),
+  route('GET', '/projects/:projectId/export', 'The project as a zip (manifest + Markdown files)', {
+    params: ProjectIdParams,
+    success: { status: 200, zip: true },
+  }),
+  route(
+    'GET',
+    '/projects/:projectId/manuscript.md',
+    'The manuscript as one Markdown file, in chapter order',
+    {
+      params: ProjectIdParams,
+      success: { status: 200, markdown: true },
+    },
+  ),
+  route('POST', '/projects/import', 'Import a project zip as a new project', {
+    body: 'zip',
+    success: { status: 201, body: ProjectResponse },
   }),
   route('GET', '/me', 'The caller', { success: ok(UserResponse) }),
   route('GET', '/me/api-keys', "The caller's API keys (prefix only)", { success: ok(ApiKeyListResponse) }),

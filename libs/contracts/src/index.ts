@@ -1,4 +1,5 @@
 export * from './api-routes.ts';
+export * from './chapters.ts';
 export * from './chat.ts';
 export * from './context.ts';
 export * from './envelopes.ts';
@@ -7,6 +8,7 @@ export * from './frames.ts';
 export * from './http.ts';
 export * from './openapi.ts';
 export * from './product.ts';
+export * from './project-archive.ts';
 export * from './roles.ts';
 export * from './skills.ts';
 export * from './stream-ticket.ts';

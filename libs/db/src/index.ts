@@ -76,6 +76,7 @@ export {
   type TimeCursor,
   updateProject,
 } from './project-admin.ts';
+export { importProject } from './project-import.ts';
 export {
   getProjectMember,
   insertProjectMember,

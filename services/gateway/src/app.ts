@@ -24,6 +24,7 @@ import { registerFileRoutes } from './routes/files.ts';
 import { registerHealthRoutes } from './routes/health.ts';
 import { registerMemberRoutes } from './routes/members.ts';
 import { registerOpenApiRoute } from './routes/openapi.ts';
+import { projectTransferRoutes } from './routes/project-transfer.ts';
 import { registerProjectRoutes } from './routes/projects.ts';
 import { registerRunRoutes } from './routes/runs.ts';
 import { registerSessionRoutes } from './routes/sessions.ts';
@@ -134,6 +135,7 @@ export async function buildGatewayApp(dependencies: GatewayDependencies): Promis
         registerMemberRoutes(authenticated, dependencies);
         registerAccountRoutes(authenticated, dependencies);
         await authenticated.register(skillRoutes(dependencies));
+        await authenticated.register(projectTransferRoutes(dependencies));
       });
     },
     { prefix: '/api/v1' },
