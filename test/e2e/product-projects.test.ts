@@ -1,3 +1,4 @@
+import { createQuillClient, QuillApiError } from '@quill/client';
 import { appendMessage, createRun, createSession, finishRun, updateProjectWorkspace } from '@quill/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Call, newUser } from '../support/product-client.ts';
@@ -335,5 +336,33 @@ describe('accounts and API keys', () => {
       headers: { authorization: `Bearer ${secret}` },
     });
     expect(revoked.status).toBe(401);
+  });
+});
+
+describe('typed client (@quill/client)', () => {
+  it('drives projects, notes, members, keys and a zip round trip with the route schemas', async () => {
+    const author = await newUser(stack, 'client');
+    const invitee = await newUser(stack, 'client-invitee');
+    const client = createQuillClient({ baseUrl: stack.gateways[0]!, token: author.key });
+    const { project } = await client.projects.create({ title: '客户端', language: 'en' });
+    expect(project).toMatchObject({ role: 'owner', language: 'en', project_type: 'novel' });
+    expect((await client.projects.list({ limit: 1 })).projects.map((row) => row.id)).toEqual([project.id]);
+    const notes = await client.projects.saveNotes(project.id, '记住', 0);
+    expect(notes).toEqual({ notes: '记住', version: 1 });
+    const conflict = await client.projects.saveNotes(project.id, '旧', 0).catch((error: unknown) => error);
+    expect(conflict).toBeInstanceOf(QuillApiError);
+    expect((conflict as QuillApiError).code).toBe('version_conflict');
+    await client.projects.addMember(project.id, { email: invitee.user.email, role: 'viewer' });
+    expect((await client.projects.members(project.id)).members).toHaveLength(2);
+    const imported = await client.projects.import(await client.projects.export(project.id));
+    expect(imported.project).toMatchObject({ title: '客户端', language: 'en' });
+    expect(await client.projects.manuscript(project.id)).toBe('# 客户端\n');
+    const { secret, api_key } = await client.me.createApiKey('ci');
+    expect((await client.me.apiKeys()).api_keys.map((key) => key.id)).toContain(api_key.id);
+    await client.me.revokeApiKey(api_key.id);
+    const revoked = createQuillClient({ baseUrl: stack.gateways[0]!, token: secret });
+    expect(await revoked.me.get().catch((error: QuillApiError) => error.status)).toBe(401);
+    await client.projects.delete(project.id);
+    expect((await client.projects.restore(project.id)).project.id).toBe(project.id);
   });
 });
