@@ -4,10 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Call, newUser } from '../support/product-client.ts';
 import { type Stack, startStack } from '../support/stack.ts';
 
-// Only the gateway serves the product API; runs and messages are written as the router would.
+// The gateway serves the product API; billing answers the one run a key starts (no router
+// takes it). Other runs and messages are written as the router would.
 let stack: Stack;
 beforeAll(async () => {
-  stack = await startStack({ replicas: { context: 0, billing: 0, router: 0, writer: 0, reviewer: 0 } });
+  stack = await startStack({ replicas: { context: 0, router: 0, writer: 0, reviewer: 0 } });
 });
 afterAll(async () => {
   await stack?.stop();
@@ -328,6 +329,38 @@ describe('accounts and API keys', () => {
       last_used_at: expect.any(String),
     });
     expect(JSON.stringify(listed)).not.toContain(secret);
+    expect(entry.usage).toEqual({ runs: 0, charged_runs: 0, total_tokens: 0, today_tokens: 0 });
+
+    // A run started with the key counts toward the key, with the tokens its model calls used.
+    const { id: projectId } = (await plain.call('POST', '/projects', { title: '计量' })).body.project;
+    const started = await fetch(`${stack.gateways[0]}/api/v1/agent/stream`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ project_id: projectId, message: '开头' }),
+    });
+    expect(started.status).toBe(200);
+    const runId = started.headers.get('x-quill-run-id')!;
+    await started.body?.cancel();
+    await stack.pool.query(`UPDATE runs SET billing_decision = 'charge' WHERE run_id = $1`, [runId]);
+    for (const [callIndex, tokens, daysAgo] of [
+      [0, 120, 0],
+      [1, 30, 2],
+    ] as const) {
+      await stack.pool.query(
+        `INSERT INTO usage_records (run_id, user_id, call_index, attempt, role, provider, model, prompt_tokens,
+           completion_tokens, total_tokens, usage_source, created_at)
+         VALUES ($1, $2, $3, 0, 'writer', 'primary', 'm', 0, $4, $4, 'provider', now() - make_interval(days => $5))`,
+        [runId, plain.user.id, callIndex, tokens, daysAgo],
+      );
+    }
+    const metered = (await plain.call('GET', '/me/api-keys')).body.api_keys;
+    expect(metered.find((row: { id: string }) => row.id === key.id).usage).toEqual({
+      runs: 1,
+      charged_runs: 1,
+      total_tokens: 150,
+      today_tokens: 120,
+    });
+    expect(metered.find((row: { id: string }) => row.id !== key.id).usage.runs).toBe(0);
 
     expect((await admin.call('DELETE', `/me/api-keys/${key.id}`)).status).toBe(404);
     expect((await plain.call('DELETE', `/me/api-keys/${key.id}`)).status).toBe(204);

@@ -161,6 +161,13 @@ export const ApiKeyView = z.object({
   created_at: z.string(),
   last_used_at: z.string().nullable(),
   revoked_at: z.string().nullable(),
+  /** Runs started with this key (charged: a credit kept) and their tokens, all time and today (UTC). */
+  usage: z.object({
+    runs: z.number().int().nonnegative(),
+    charged_runs: z.number().int().nonnegative(),
+    total_tokens: z.number().int().nonnegative(),
+    today_tokens: z.number().int().nonnegative(),
+  }),
 });
 export const ApiKeyListResponse = z.object({ api_keys: z.array(ApiKeyView) });
 export const CreatedApiKeyResponse = z.object({

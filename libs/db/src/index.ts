@@ -183,6 +183,7 @@ export {
   type ApiKeySummary,
   createApiKey,
   createUser,
+  findApiKeyUser,
   findUserByApiKey,
   findUserByEmail,
   generateApiKey,

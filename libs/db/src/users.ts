@@ -98,21 +98,28 @@ export async function storeApiKey(
 }
 
 /**
- * The key's user. `last_used_at` is refreshed at most once a minute per key, so authenticating a
- * busy client does not write a row per request.
+ * The key's user and the key's id. `last_used_at` is refreshed at most once a minute per key, so
+ * authenticating a busy client does not write a row per request.
  */
-export async function findUserByApiKey(db: Queryable, key: string): Promise<User | null> {
-  const { rows } = await db.query<UserRow>(
+export async function findApiKeyUser(
+  db: Queryable,
+  key: string,
+): Promise<{ user: User; keyId: string } | null> {
+  const { rows } = await db.query<UserRow & { key_id: string }>(
     `WITH k AS (
        SELECT id, user_id, last_used_at FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL
      ), touched AS (
        UPDATE api_keys SET last_used_at = now() FROM k
        WHERE api_keys.id = k.id AND (k.last_used_at IS NULL OR k.last_used_at < now() - interval '1 minute')
      )
-     SELECT ${USER_COLUMNS} FROM k JOIN users u ON u.id = k.user_id`,
+     SELECT ${USER_COLUMNS}, k.id AS key_id FROM k JOIN users u ON u.id = k.user_id`,
     [hashApiKey(key)],
   );
-  return rows[0] ? toUser(rows[0]) : null;
+  return rows[0] ? { user: toUser(rows[0]), keyId: rows[0].key_id } : null;
+}
+
+export async function findUserByApiKey(db: Queryable, key: string): Promise<User | null> {
+  return (await findApiKeyUser(db, key))?.user ?? null;
 }
 
 export async function revokeApiKey(db: Queryable, userId: string, keyId: string): Promise<boolean> {
@@ -131,6 +138,8 @@ export interface ApiKeySummary {
   createdAt: string;
   lastUsedAt: string | null;
   revokedAt: string | null;
+  /** Runs started with the key, those charged a credit, and their tokens (all time, today UTC). */
+  usage: { runs: number; chargedRuns: number; totalTokens: number; todayTokens: number };
 }
 
 /** The user's keys, newest first, revoked ones included (listed by prefix; the secret is gone). */
@@ -142,9 +151,20 @@ export async function listApiKeys(db: Queryable, userId: string): Promise<ApiKey
     created_at: string;
     last_used_at: string | null;
     revoked_at: string | null;
+    runs: number;
+    charged_runs: number;
+    total_tokens: number;
+    today_tokens: number;
   }>(
-    `SELECT id, label, prefix, created_at, last_used_at, revoked_at FROM api_keys
-     WHERE user_id = $1 ORDER BY created_at DESC, id`,
+    `SELECT k.id, k.label, k.prefix, k.created_at, k.last_used_at, k.revoked_at,
+       (SELECT count(*) FROM runs r WHERE r.api_key_id = k.id) AS runs,
+       (SELECT count(*) FROM runs r WHERE r.api_key_id = k.id AND r.billing_decision = 'charge') AS charged_runs,
+       (SELECT COALESCE(sum(u.total_tokens), 0) FROM usage_records u JOIN runs r ON r.run_id = u.run_id
+        WHERE r.api_key_id = k.id) AS total_tokens,
+       (SELECT COALESCE(sum(u.total_tokens), 0) FROM usage_records u JOIN runs r ON r.run_id = u.run_id
+        WHERE r.api_key_id = k.id AND u.created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')
+         AS today_tokens
+     FROM api_keys k WHERE k.user_id = $1 ORDER BY k.created_at DESC, k.id`,
     [userId],
   );
   return rows.map((row) => ({
@@ -154,5 +174,11 @@ export async function listApiKeys(db: Queryable, userId: string): Promise<ApiKey
     createdAt: row.created_at,
     lastUsedAt: row.last_used_at,
     revokedAt: row.revoked_at,
+    usage: {
+      runs: Number(row.runs),
+      chargedRuns: Number(row.charged_runs),
+      totalTokens: Number(row.total_tokens),
+      todayTokens: Number(row.today_tokens),
+    },
   }));
 }

@@ -99,6 +99,7 @@ export async function buildGatewayApp(dependencies: GatewayDependencies): Promis
   app.removeContentTypeParser('text/plain');
   await installCors(app, dependencies.settings.corsOrigins);
   app.decorateRequest('user', undefined);
+  app.decorateRequest('apiKeyId', undefined);
   await installRateLimit(app, {
     redis: dependencies.redis,
     nameSpace: dependencies.keys.rateLimit,

@@ -86,5 +86,11 @@ function keyView(key: ApiKeySummary) {
     created_at: key.createdAt,
     last_used_at: key.lastUsedAt,
     revoked_at: key.revokedAt,
+    usage: {
+      runs: key.usage.runs,
+      charged_runs: key.usage.chargedRuns,
+      total_tokens: key.usage.totalTokens,
+      today_tokens: key.usage.todayTokens,
+    },
   };
 }
