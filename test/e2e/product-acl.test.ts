@@ -300,6 +300,12 @@ describe('ACL: every route × owner / editor / viewer / stranger', () => {
       const { path, body } = entry.request(await world());
       const reply = await people[role].call(method, path, body);
       got[role] = reply.status;
+      // A success answers with the body the route table (and so the OpenAPI document) promises.
+      const declared = API_ROUTES.find((route) => `${route.method} ${route.path}` === entry.route)!.success;
+      if (reply.status === declared.status && declared.body) {
+        const parsed = declared.body.safeParse(reply.body);
+        expect(parsed.success, `${role} ${method} ${path}: ${parsed.error?.message}`).toBe(true);
+      }
       if (reply.status >= 400)
         expect(reply.body.error.code, `${role} ${method} ${path}`).toBeTypeOf('string');
     }

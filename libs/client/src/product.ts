@@ -12,6 +12,7 @@ import {
   ProjectResponse,
   RunListResponse,
   SessionListResponse,
+  SessionReadResponse,
   SessionResponse,
   type UpdateProjectBody,
   UserResponse,
@@ -89,7 +90,7 @@ export function productMethods(json: Json, send: Send) {
       },
     },
     sessions: {
-      get: (sessionId: string) => json(SessionResponse, 'GET', `/sessions/${sessionId}`),
+      get: (sessionId: string) => json(SessionReadResponse, 'GET', `/sessions/${sessionId}`),
       rename: (sessionId: string, title: string) =>
         json(SessionResponse, 'PATCH', `/sessions/${sessionId}`, { title }),
       delete: (sessionId: string) => noContent('DELETE', `/sessions/${sessionId}`),

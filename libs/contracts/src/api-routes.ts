@@ -41,6 +41,7 @@ import {
   ProjectResponse,
   RunListResponse,
   SessionListResponse,
+  SessionReadResponse,
   SessionResponse,
   UpdateMemberBody,
   UpdateProjectBody,

@@ -84,6 +84,8 @@ export const SessionView = z.object({
 });
 export type SessionView = z.infer<typeof SessionView>;
 export const SessionResponse = z.object({ session: SessionView });
+/** GET /sessions/:sessionId: `session`, and its fields at the top level as the route answered before. */
+export const SessionReadResponse = SessionView.extend({ session: SessionView });
 export const SessionListResponse = z.object({ sessions: z.array(SessionView), next_cursor: nextCursor });
 export const UpdateSessionBody = z.strictObject({ title });
 
