@@ -129,7 +129,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   }),
   route('GET', '/sessions/:sessionId', 'A session: title, phase, last activity', {
     params: SessionIdParams,
-    success: ok(SessionResponse),
+    success: ok(SessionReadResponse),
   }),
   route('PATCH', '/sessions/:sessionId', 'Rename a session', {
     params: SessionIdParams,
