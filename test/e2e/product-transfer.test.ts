@@ -72,6 +72,16 @@ describe('project export and import', () => {
       content: '他是凶手。',
     });
     await setFileVisibility(stack.pool, id, secret.id, 'author_only');
+    const chapterOne = (await author.call('GET', `/projects/${id}/files`)).body.files.find(
+      (file: { title: string }) => file.title === '第一章 雨夜',
+    );
+    const draft = await createFile(stack.pool, {
+      projectId: id,
+      title: '第一章 雨夜（AI 草稿）',
+      fileType: 'draft',
+      content: '雨停了。',
+    });
+    await stack.pool.query('UPDATE files SET draft_of = $2 WHERE id = $1', [draft.id, chapterOne.id]);
 
     const first = await download(author.key, `/projects/${id}/export`);
     expect(first.status).toBe(200);
@@ -94,6 +104,18 @@ describe('project export and import', () => {
       [copy.id],
     );
     expect(rows).toEqual([{ visibility: 'author_only', info: { genre: '悬疑' } }]);
+    // The draft is still a draft of the copy's own chapter: accepting it works there too.
+    const copied = (await author.call('GET', `/projects/${copy.id}/files`)).body.files as Array<{
+      id: string;
+      title: string;
+      draft_of: string | null;
+    }>;
+    const copiedDraft = copied.find((file) => file.title === '第一章 雨夜（AI 草稿）')!;
+    expect(copiedDraft.draft_of).toBe(copied.find((file) => file.title === '第一章 雨夜')!.id);
+    const accepted = await author.call('POST', `/projects/${copy.id}/files/${copiedDraft.id}/accept-draft`, {
+      expected_version: 1,
+    });
+    expect(accepted.body.file).toMatchObject({ title: '第一章 雨夜', content: '雨停了。' });
 
     // A changed project exports differently: the comparison above can fail.
     await createFile(stack.pool, { projectId: copy.id, title: '第三章', fileType: 'draft', content: '。' });
@@ -164,6 +186,13 @@ describe('project export and import', () => {
         ]),
       ],
       ['invalid_manifest', buildZip([{ name: 'manifest.json', data: '{"format":"quill-project"}' }])],
+      [
+        'invalid_front_matter',
+        buildZip([
+          { name: 'manifest.json', data: manifest([{ path: 'files/0001.md', title: '一' }]) },
+          { name: 'files/0001.md', data: good.replace('order: 0', 'order: 0\ndraft_of: 0') },
+        ]),
+      ],
       ['not_a_zip', Buffer.from('not a zip at all')],
     ];
     const before = await author.call('GET', '/projects');

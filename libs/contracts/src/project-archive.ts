@@ -35,6 +35,8 @@ export const ArchiveFrontMatter = z.strictObject({
   folder,
   order: int4().nonnegative(),
   visibility: FileVisibilityBody.shape.visibility.optional(),
+  /** An AI draft (docs/ai-writes.md): the `order` of the file it was drafted for. */
+  draft_of: int4().nonnegative().optional(),
 });
 export type ArchiveFrontMatter = z.infer<typeof ArchiveFrontMatter>;
 

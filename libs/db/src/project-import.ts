@@ -25,6 +25,8 @@ export async function importProject(
       folder: string;
       content: string;
       visibility: string;
+      /** For an AI draft: the index in `files` of its original. */
+      draftOfOrder: number | null;
     }>;
   },
 ): Promise<Project> {
@@ -38,6 +40,7 @@ export async function importProject(
     });
     if (Object.keys(input.info).length > 0)
       await updateProjectWorkspace(client, project.id, { info: input.info });
+    const ids: string[] = [];
     for (const file of input.files) {
       const created = await createFile(client, {
         projectId: project.id,
@@ -47,7 +50,13 @@ export async function importProject(
         content: file.content,
         source: 'author',
       });
+      ids.push(created.id);
       if (file.visibility !== 'all') await setFileVisibility(client, project.id, created.id, file.visibility);
+    }
+    for (const [index, file] of input.files.entries()) {
+      const original = file.draftOfOrder === null ? undefined : ids[file.draftOfOrder];
+      if (original !== undefined)
+        await client.query('UPDATE files SET draft_of = $2 WHERE id = $1', [ids[index], original]);
     }
     return project;
   });

@@ -30,6 +30,8 @@ export interface ArchiveFile {
   folder: string;
   content: string;
   visibility: string;
+  /** The place in the archive of the file this one is an AI draft of. */
+  draftOfOrder: number | null;
 }
 
 export type ArchiveRule = SkillZipRejection | 'missing_manifest' | 'invalid_manifest' | 'unlisted_file';
@@ -55,17 +57,24 @@ function entryPath(order: number, title: string): string {
   return `files/${String(order + 1).padStart(4, '0')}-${name}.md`;
 }
 
+/** A project file as stored: its id and, for an AI draft, the id of its original. */
+export type StoredFile = Omit<ArchiveFile, 'draftOfOrder'> & { id: string; draftOf: string | null };
+
 export function renderArchive(
   project: ArchiveProject,
-  files: readonly ArchiveFile[],
+  files: readonly StoredFile[],
 ): Array<{ path: string; content: string }> {
+  const orderOf = new Map(files.map((file, order) => [file.id, order]));
   const entries = files.map((file, order) => {
+    // A draft whose original is deleted is exported as an ordinary file.
+    const draftOf = file.draftOf === null ? undefined : orderOf.get(file.draftOf);
     const front: ArchiveFrontMatter = {
       title: file.title,
       type: file.fileType,
       folder: file.folder,
       order,
       ...(file.visibility === 'all' ? {} : { visibility: file.visibility }),
+      ...(draftOf === undefined ? {} : { draft_of: draftOf }),
     };
     return {
       path: entryPath(order, file.title),
@@ -144,6 +153,12 @@ export function parseArchive(entries: ReadonlyMap<string, Buffer>): {
         `order ${meta.order} is not its place ${index} in the manifest.`,
         listedFile.path,
       );
+    if (meta.draft_of !== undefined && (meta.draft_of === index || meta.draft_of >= manifest.files.length))
+      throw new ProjectArchiveError(
+        'invalid_front_matter',
+        `draft_of ${meta.draft_of} is not another file of the archive.`,
+        listedFile.path,
+      );
     const content = checked(ArchiveFileContent, match[2]!, 'file_too_large', listedFile.path);
     return {
       title: meta.title,
@@ -151,6 +166,7 @@ export function parseArchive(entries: ReadonlyMap<string, Buffer>): {
       folder: meta.folder,
       content,
       visibility: meta.visibility ?? 'all',
+      draftOfOrder: meta.draft_of ?? null,
     };
   });
   const { project } = manifest;

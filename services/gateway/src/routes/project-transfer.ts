@@ -37,12 +37,7 @@ export function projectTransferRoutes(dependencies: Pick<GatewayDependencies, 'p
       const { project } = await requireProjectRole(pool, requireUser(request).id, projectId, ANY_MEMBER);
       const workspace = await getProjectWorkspace(pool, projectId);
       const files = await listFiles(pool, projectId);
-      const zip = await writeZip(
-        renderArchive(
-          { ...project, info: workspace?.info ?? {} },
-          files.map((file) => ({ ...file, visibility: file.visibility })),
-        ),
-      );
+      const zip = await writeZip(renderArchive({ ...project, info: workspace?.info ?? {} }, files));
       return attachment(reply, 'application/zip', `project-${projectId}.zip`).send(zip);
     });
 
