@@ -80,6 +80,10 @@ async function check(request: FuzzRequest): Promise<void> {
     signal: AbortSignal.timeout(30_000),
   });
   sent++;
+  // A fuzzed DELETE /projects/:projectId may soft-delete the shared project; restore it so the
+  // routes fuzzed after it still get past their project check.
+  if (request.method === 'DELETE')
+    await stack.pool.query('UPDATE projects SET deleted_at = NULL WHERE id = $1', [world.projectId]);
   statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
   const described = `${request.method} ${request.path.slice(0, 200)} → ${response.status}`;
   if (response.headers.get('content-type')?.startsWith('text/event-stream')) {

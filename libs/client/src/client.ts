@@ -11,6 +11,7 @@ import {
 } from '@quill/contracts';
 import { z } from 'zod';
 import { QuillApiError } from './errors.ts';
+import { productMethods } from './product.ts';
 import { type OpenStream, type RunStreamOptions, readRunStream, type StreamedFrame } from './run-stream.ts';
 
 export interface QuillClientOptions {
@@ -82,6 +83,7 @@ export function createQuillClient(options: QuillClientOptions) {
       });
 
   return {
+    ...productMethods(json, send),
     auth: {
       token: (apiKey: string) => json(TokenResponse, 'POST', '/auth/token', { api_key: apiKey }),
     },

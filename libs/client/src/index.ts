@@ -6,4 +6,5 @@ export {
   type RunEventSourceOptions,
   type TicketSource,
 } from './event-source.ts';
+export type { PageOptions } from './product.ts';
 export { type RunStreamOptions, readRunStream, type StreamedFrame } from './run-stream.ts';

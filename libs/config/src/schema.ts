@@ -127,6 +127,8 @@ export const ConfigSchema = z.object({
   USER_MAX_CONCURRENT_RUNS: int(2, 1),
   SESSION_LOCK_TTL_MS: int(30_000, 1000),
   QUILL_DEFAULT_CREDITS: int(100),
+  // A deleted project stays restorable this long (POST /projects/:projectId/restore).
+  PROJECT_RESTORE_DAYS: int(30, 1, 3650),
   // Usage reports billing records in flight per replica, and how long one may take before redelivery.
   BILLING_USAGE_CONCURRENCY: int(16, 1),
   BILLING_USAGE_ACK_WAIT_S: int(30, 1),

@@ -21,6 +21,33 @@ import {
   UsageTodayResponse,
   UserIdParams,
 } from './http.ts';
+import {
+  AddMemberBody,
+  ApiKeyListResponse,
+  ApiKeyParams,
+  CreateApiKeyBody,
+  CreatedApiKeyResponse,
+  CreateProjectBody,
+  CreateUserBody,
+  ListProjectsQuery,
+  MemberListResponse,
+  MemberResponse,
+  MessageListResponse,
+  PageQuery,
+  ProjectListResponse,
+  ProjectMemberParams,
+  ProjectNotesBody,
+  ProjectNotesResponse,
+  ProjectResponse,
+  RunListResponse,
+  SessionListResponse,
+  SessionReadResponse,
+  SessionResponse,
+  UpdateMemberBody,
+  UpdateProjectBody,
+  UpdateSessionBody,
+  UserResponse,
+} from './product.ts';
 import { SkillNameParams, SkillPatchBody } from './skills.ts';
 import { StreamQuery, StreamTicketResponse } from './stream-ticket.ts';
 
@@ -44,6 +71,7 @@ export interface ApiRoute {
     readonly body?: z.ZodType;
     readonly sse?: true;
     readonly zip?: true;
+    readonly markdown?: true;
   };
 }
 
@@ -99,7 +127,117 @@ export const API_ROUTES: readonly ApiRoute[] = [
     params: RunIdParams,
     success: ok(ContextTraceResponse),
   }),
-  route('GET', '/sessions/:sessionId', "A session's phase", { params: SessionIdParams }),
+  route('GET', '/sessions/:sessionId', 'A session: title, phase, last activity', {
+    params: SessionIdParams,
+    success: ok(SessionReadResponse),
+  }),
+  route('PATCH', '/sessions/:sessionId', 'Rename a session', {
+    params: SessionIdParams,
+    body: UpdateSessionBody,
+    success: ok(SessionResponse),
+  }),
+  route('DELETE', '/sessions/:sessionId', 'Delete a session (409 while a run is active)', {
+    params: SessionIdParams,
+    success: { status: 204 },
+  }),
+  route('GET', '/sessions/:sessionId/messages', "A session's messages, oldest first, with their runs", {
+    params: SessionIdParams,
+    query: PageQuery,
+    success: ok(MessageListResponse),
+  }),
+  route('GET', '/sessions/:sessionId/runs', "A session's runs, oldest first", {
+    params: SessionIdParams,
+    query: PageQuery,
+    success: ok(RunListResponse),
+  }),
+  route('GET', '/projects', "The caller's projects, most recently changed first", {
+    query: ListProjectsQuery,
+    success: ok(ProjectListResponse),
+  }),
+  route('POST', '/projects', 'Create a project (the caller owns it)', {
+    body: CreateProjectBody,
+    success: { status: 201, body: ProjectResponse },
+  }),
+  route('GET', '/projects/:projectId', "A project with the caller's role", {
+    params: ProjectIdParams,
+    success: ok(ProjectResponse),
+  }),
+  route('PATCH', '/projects/:projectId', 'Rename, retype or archive a project', {
+    params: ProjectIdParams,
+    body: UpdateProjectBody,
+    success: ok(ProjectResponse),
+  }),
+  route('DELETE', '/projects/:projectId', 'Delete a project (soft; restorable)', {
+    params: ProjectIdParams,
+    success: { status: 204 },
+  }),
+  route('POST', '/projects/:projectId/restore', 'Restore a deleted project', {
+    params: ProjectIdParams,
+    success: ok(ProjectResponse),
+  }),
+  route('GET', '/projects/:projectId/notes', "The project's notes (the agent's memory) and version", {
+    params: ProjectIdParams,
+    success: ok(ProjectNotesResponse),
+  }),
+  route('PUT', '/projects/:projectId/notes', 'Save the notes (409 on a stale expected_version)', {
+    params: ProjectIdParams,
+    body: ProjectNotesBody,
+    success: ok(ProjectNotesResponse),
+  }),
+  route('GET', '/projects/:projectId/sessions', "The caller's sessions in a project, newest activity first", {
+    params: ProjectIdParams,
+    query: PageQuery,
+    success: ok(SessionListResponse),
+  }),
+  route('GET', '/projects/:projectId/members', "The project's members", {
+    params: ProjectIdParams,
+    success: ok(MemberListResponse),
+  }),
+  route('POST', '/projects/:projectId/members', 'Add an editor or viewer (owner only)', {
+    params: ProjectIdParams,
+    body: AddMemberBody,
+    success: { status: 201, body: MemberResponse },
+  }),
+  route('PATCH', '/projects/:projectId/members/:userId', "Change a member's role (owner only)", {
+    params: ProjectMemberParams,
+    body: UpdateMemberBody,
+    success: ok(MemberResponse),
+  }),
+  route('DELETE', '/projects/:projectId/members/:userId', 'Remove a member (owner), or leave', {
+    params: ProjectMemberParams,
+    success: { status: 204 },
+  }),
+  route('GET', '/projects/:projectId/export', 'The project as a zip (manifest + Markdown files)', {
+    params: ProjectIdParams,
+    success: { status: 200, zip: true },
+  }),
+  route(
+    'GET',
+    '/projects/:projectId/manuscript.md',
+    'The manuscript as one Markdown file, in chapter order',
+    {
+      params: ProjectIdParams,
+      success: { status: 200, markdown: true },
+    },
+  ),
+  route('POST', '/projects/import', 'Import a project zip as a new project', {
+    body: 'zip',
+    success: { status: 201, body: ProjectResponse },
+  }),
+  route('GET', '/me', 'The caller', { success: ok(UserResponse) }),
+  route('GET', '/me/api-keys', "The caller's API keys (prefix only)", { success: ok(ApiKeyListResponse) }),
+  route('POST', '/me/api-keys', 'Create an API key (its secret is shown once)', {
+    body: CreateApiKeyBody,
+    success: { status: 201, body: CreatedApiKeyResponse },
+  }),
+  route('DELETE', '/me/api-keys/:keyId', 'Revoke an API key', {
+    params: ApiKeyParams,
+    success: { status: 204 },
+  }),
+  route('POST', '/admin/users', 'Create a user (admin only)', {
+    body: CreateUserBody,
+    success: { status: 201, body: UserResponse },
+  }),
   route('GET', '/usage/today', "The caller's tokens today", { success: ok(UsageTodayResponse) }),
   route('GET', '/quota', "The caller's credits and daily cap", { success: ok(QuotaResponse) }),
   route('POST', '/admin/users/:userId/credits', 'Grant credits (admin only)', {

@@ -34,6 +34,9 @@ export const ERROR_CATALOG = {
   no_active_run: spec(409, 'This session has no run in progress.'),
   // Optimistic concurrency on the author's file saves (expected_version is not the current one).
   version_conflict: spec(409, 'The file changed since you opened it; reload it and try again.'),
+  // Members and accounts (README "HTTP API").
+  member_exists: spec(409, 'That person is already a member of this project.'),
+  email_taken: spec(409, 'An account with this e-mail address already exists.'),
   payload_too_large: spec(413, 'The request body is too large.'),
   // Framework-level refusals (the HTTP edge): same body as every other error, never the input.
   method_not_allowed: spec(405, 'This method is not allowed on this path; see the allow header.'),

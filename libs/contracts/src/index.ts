@@ -1,4 +1,5 @@
 export * from './api-routes.ts';
+export * from './chapters.ts';
 export * from './chat.ts';
 export * from './context.ts';
 export * from './envelopes.ts';
@@ -6,6 +7,8 @@ export * from './errors.ts';
 export * from './frames.ts';
 export * from './http.ts';
 export * from './openapi.ts';
+export * from './product.ts';
+export * from './project-archive.ts';
 export * from './roles.ts';
 export * from './skills.ts';
 export * from './stream-ticket.ts';

@@ -64,7 +64,7 @@ function requestBody(route: ApiRoute): JsonSchema | undefined {
 }
 
 function success(route: ApiRoute): JsonSchema {
-  const { status, body, sse, zip } = route.success;
+  const { status, body, sse, zip, markdown } = route.success;
   const content = sse
     ? {
         'text/event-stream': {
@@ -73,9 +73,11 @@ function success(route: ApiRoute): JsonSchema {
       }
     : zip
       ? { 'application/zip': { schema: { type: 'string', contentMediaType: 'application/zip' } } }
-      : status === 204
-        ? undefined
-        : { 'application/json': { schema: body ? jsonSchema(body, 'output') : { type: 'object' } } };
+      : markdown
+        ? { 'text/markdown': { schema: { type: 'string' } } }
+        : status === 204
+          ? undefined
+          : { 'application/json': { schema: body ? jsonSchema(body, 'output') : { type: 'object' } } };
   const responses: JsonSchema = {
     [String(status)]: { description: route.summary, ...(content ? { content } : {}) },
   };

@@ -69,6 +69,23 @@ export {
   withTransaction,
 } from './pool.ts';
 export {
+  listProjectsPage,
+  restoreProject,
+  saveProjectNotesIfVersion,
+  softDeleteProject,
+  type TimeCursor,
+  updateProject,
+} from './project-admin.ts';
+export { importProject } from './project-import.ts';
+export {
+  getProjectMember,
+  insertProjectMember,
+  listProjectMembers,
+  type ProjectMember,
+  removeProjectMember,
+  setProjectMemberRole,
+} from './project-members.ts';
+export {
   getProjectWorkspace,
   type ProjectWorkspace,
   updateProjectWorkspace,
@@ -80,6 +97,7 @@ export {
   getProjectForUser,
   listProjectsForUser,
   type Project,
+  type ProjectMembership,
   type ProjectRole,
 } from './projects.ts';
 export {
@@ -122,6 +140,15 @@ export {
   saveCompaction,
 } from './session-history.ts';
 export {
+  listSessionMessagesPage,
+  listSessionRunsPage,
+  listSessionsPage,
+  type RunSummary,
+  renameSession,
+  type SessionMessage,
+  softDeleteSession,
+} from './session-listing.ts';
+export {
   createSession,
   getSession,
   getSessionForUser,
@@ -155,13 +182,17 @@ export {
   usageTodayByModel,
 } from './usage.ts';
 export {
+  API_KEY_PREFIX_LENGTH,
+  type ApiKeySummary,
   createApiKey,
   createUser,
+  findApiKeyUser,
   findUserByApiKey,
   findUserByEmail,
   generateApiKey,
   getUser,
   hashApiKey,
+  listApiKeys,
   revokeApiKey,
   storeApiKey,
   type User,

@@ -56,6 +56,9 @@ export async function updateProjectWorkspace(
 ): Promise<void> {
   await db.query(
     `UPDATE projects SET
+       -- The author's notes editor checks its save against this version (README "HTTP API").
+       notes_version = notes_version + CASE WHEN $2::text IS DISTINCT FROM notes AND $2 IS NOT NULL
+                                            THEN 1 ELSE 0 END,
        notes = COALESCE($2, notes),
        info = COALESCE($3::jsonb, info),
        task_board = COALESCE($4::jsonb, task_board),

@@ -73,12 +73,21 @@ export async function createRun(
     projectId: string;
     userId: string;
     generationMode: GenerationMode;
+    /** The API key the run was started with, for per-key usage; null for other credentials. */
+    apiKeyId?: string | null;
   },
 ): Promise<Run> {
   await db.query(
-    `INSERT INTO runs (run_id, session_id, project_id, user_id, generation_mode) VALUES ($1, $2, $3, $4, $5)
-     ON CONFLICT (run_id) DO NOTHING`,
-    [input.runId, input.sessionId, input.projectId, input.userId, input.generationMode],
+    `INSERT INTO runs (run_id, session_id, project_id, user_id, generation_mode, api_key_id)
+     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (run_id) DO NOTHING`,
+    [
+      input.runId,
+      input.sessionId,
+      input.projectId,
+      input.userId,
+      input.generationMode,
+      input.apiKeyId ?? null,
+    ],
   );
   return (await getRun(db, input.runId))!;
 }

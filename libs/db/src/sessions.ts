@@ -52,7 +52,10 @@ export async function createSession(
   return toSession(rows[0]!);
 }
 
-/** The session when it belongs to userId; another user's session is indistinguishable from none. */
+/**
+ * The session when it belongs to userId and is not deleted; another user's session is
+ * indistinguishable from none.
+ */
 export async function getSessionForUser(
   db: Queryable,
   sessionId: string,
@@ -60,7 +63,7 @@ export async function getSessionForUser(
 ): Promise<Session | null> {
   if (!isUuid(sessionId) || !isUuid(userId)) return null;
   const { rows } = await db.query<SessionRow>(
-    `SELECT ${SESSION_COLUMNS} FROM sessions WHERE session_id = $1 AND user_id = $2`,
+    `SELECT ${SESSION_COLUMNS} FROM sessions WHERE session_id = $1 AND user_id = $2 AND deleted_at IS NULL`,
     [sessionId, userId],
   );
   return rows[0] ? toSession(rows[0]) : null;
@@ -79,7 +82,7 @@ export async function getSession(db: Queryable, sessionId: string): Promise<Sess
 export async function listSessions(db: Queryable, projectId: string, userId: string): Promise<Session[]> {
   if (!isUuid(projectId) || !isUuid(userId)) return [];
   const { rows } = await db.query<SessionRow>(
-    `SELECT ${SESSION_COLUMNS} FROM sessions WHERE project_id = $1 AND user_id = $2
+    `SELECT ${SESSION_COLUMNS} FROM sessions WHERE project_id = $1 AND user_id = $2 AND deleted_at IS NULL
      ORDER BY updated_at DESC, session_id`,
     [projectId, userId],
   );

@@ -59,6 +59,9 @@ export function hashApiKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
 }
 
+/** How much of a key is stored in the clear to list it by: `qk_` and 8 characters of the secret. */
+export const API_KEY_PREFIX_LENGTH = 11;
+
 export function generateApiKey(): string {
   return `qk_${randomBytes(32).toString('base64url')}`;
 }
@@ -85,22 +88,38 @@ export async function storeApiKey(
   label: string,
 ): Promise<string | null> {
   const { rows } = await db.query<{ id: string; user_id: string }>(
-    `INSERT INTO api_keys (user_id, key_hash, label) VALUES ($1, $2, $3)
+    `INSERT INTO api_keys (user_id, key_hash, label, prefix) VALUES ($1, $2, $3, $4)
      ON CONFLICT (key_hash) DO UPDATE SET key_hash = EXCLUDED.key_hash
      RETURNING id, user_id`,
-    [userId, hashApiKey(key), label],
+    [userId, hashApiKey(key), label, key.slice(0, API_KEY_PREFIX_LENGTH)],
   );
   const row = rows[0]!;
   return row.user_id === userId ? row.id : null;
 }
 
-export async function findUserByApiKey(db: Queryable, key: string): Promise<User | null> {
-  const { rows } = await db.query<UserRow>(
-    `SELECT ${USER_COLUMNS} FROM api_keys k JOIN users u ON u.id = k.user_id
-     WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
+/**
+ * The key's user and the key's id. `last_used_at` is refreshed at most once a minute per key, so
+ * authenticating a busy client does not write a row per request.
+ */
+export async function findApiKeyUser(
+  db: Queryable,
+  key: string,
+): Promise<{ user: User; keyId: string } | null> {
+  const { rows } = await db.query<UserRow & { key_id: string }>(
+    `WITH k AS (
+       SELECT id, user_id, last_used_at FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL
+     ), touched AS (
+       UPDATE api_keys SET last_used_at = now() FROM k
+       WHERE api_keys.id = k.id AND (k.last_used_at IS NULL OR k.last_used_at < now() - interval '1 minute')
+     )
+     SELECT ${USER_COLUMNS}, k.id AS key_id FROM k JOIN users u ON u.id = k.user_id`,
     [hashApiKey(key)],
   );
-  return rows[0] ? toUser(rows[0]) : null;
+  return rows[0] ? { user: toUser(rows[0]), keyId: rows[0].key_id } : null;
+}
+
+export async function findUserByApiKey(db: Queryable, key: string): Promise<User | null> {
+  return (await findApiKeyUser(db, key))?.user ?? null;
 }
 
 export async function revokeApiKey(db: Queryable, userId: string, keyId: string): Promise<boolean> {
@@ -110,4 +129,56 @@ export async function revokeApiKey(db: Queryable, userId: string, keyId: string)
     [keyId, userId],
   );
   return rowCount === 1;
+}
+
+export interface ApiKeySummary {
+  id: string;
+  name: string;
+  prefix: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+  /** Runs started with the key, those charged a credit, and their tokens (all time, today UTC). */
+  usage: { runs: number; chargedRuns: number; totalTokens: number; todayTokens: number };
+}
+
+/** The user's keys, newest first, revoked ones included (listed by prefix; the secret is gone). */
+export async function listApiKeys(db: Queryable, userId: string): Promise<ApiKeySummary[]> {
+  const { rows } = await db.query<{
+    id: string;
+    label: string;
+    prefix: string;
+    created_at: string;
+    last_used_at: string | null;
+    revoked_at: string | null;
+    runs: number;
+    charged_runs: number;
+    total_tokens: number;
+    today_tokens: number;
+  }>(
+    `SELECT k.id, k.label, k.prefix, k.created_at, k.last_used_at, k.revoked_at,
+       (SELECT count(*) FROM runs r WHERE r.api_key_id = k.id) AS runs,
+       (SELECT count(*) FROM runs r WHERE r.api_key_id = k.id AND r.billing_decision = 'charge') AS charged_runs,
+       (SELECT COALESCE(sum(u.total_tokens), 0) FROM usage_records u JOIN runs r ON r.run_id = u.run_id
+        WHERE r.api_key_id = k.id) AS total_tokens,
+       (SELECT COALESCE(sum(u.total_tokens), 0) FROM usage_records u JOIN runs r ON r.run_id = u.run_id
+        WHERE r.api_key_id = k.id AND u.created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')
+         AS today_tokens
+     FROM api_keys k WHERE k.user_id = $1 ORDER BY k.created_at DESC, k.id`,
+    [userId],
+  );
+  return rows.map((row) => ({
+    id: row.id,
+    name: row.label,
+    prefix: row.prefix,
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+    revokedAt: row.revoked_at,
+    usage: {
+      runs: Number(row.runs),
+      chargedRuns: Number(row.charged_runs),
+      totalTokens: Number(row.total_tokens),
+      todayTokens: Number(row.today_tokens),
+    },
+  }));
 }

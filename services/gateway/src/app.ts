@@ -14,6 +14,7 @@ import { installErrorHandler } from './http-errors.ts';
 import { createIdentityProvider, type IdentityProviderSettings } from './identity-provider.ts';
 import { createMethodIndex } from './method-index.ts';
 import { installRateLimit } from './rate-limit.ts';
+import { registerAccountRoutes } from './routes/accounts.ts';
 import { registerAgentRoutes } from './routes/agent.ts';
 import { registerAgentControlRoutes } from './routes/agent-control.ts';
 import { registerBillingRoutes } from './routes/billing.ts';
@@ -21,8 +22,12 @@ import { registerContextTraceRoutes } from './routes/context-trace.ts';
 import { registerFileVisibilityRoutes } from './routes/file-visibility.ts';
 import { registerFileRoutes } from './routes/files.ts';
 import { registerHealthRoutes } from './routes/health.ts';
+import { registerMemberRoutes } from './routes/members.ts';
 import { registerOpenApiRoute } from './routes/openapi.ts';
+import { projectTransferRoutes } from './routes/project-transfer.ts';
+import { registerProjectRoutes } from './routes/projects.ts';
 import { registerRunRoutes } from './routes/runs.ts';
+import { registerSessionRoutes } from './routes/sessions.ts';
 import { skillRoutes } from './routes/skills.ts';
 import { registerSuggestRoutes } from './routes/suggest.ts';
 import { registerTokenRoutes } from './routes/tokens.ts';
@@ -76,6 +81,8 @@ export interface GatewayDependencies {
     corsOrigins: readonly string[];
     /** Credits of a user who has no quota account yet (QUILL_DEFAULT_CREDITS). */
     defaultCredits: number;
+    /** How long a deleted project can be restored (PROJECT_RESTORE_DAYS). */
+    projectRestoreDays: number;
   };
 }
 
@@ -97,6 +104,7 @@ export async function buildGatewayApp(dependencies: GatewayDependencies): Promis
   app.removeContentTypeParser('text/plain');
   await installCors(app, dependencies.settings.corsOrigins);
   app.decorateRequest('user', undefined);
+  app.decorateRequest('apiKeyId', undefined);
   await installRateLimit(app, {
     redis: dependencies.redis,
     nameSpace: dependencies.keys.rateLimit,
@@ -134,7 +142,12 @@ export async function buildGatewayApp(dependencies: GatewayDependencies): Promis
         registerFileRoutes(authenticated, dependencies);
         registerContextTraceRoutes(authenticated, dependencies);
         registerFileVisibilityRoutes(authenticated, dependencies);
+        registerProjectRoutes(authenticated, dependencies);
+        registerSessionRoutes(authenticated, dependencies);
+        registerMemberRoutes(authenticated, dependencies);
+        registerAccountRoutes(authenticated, dependencies);
         await authenticated.register(skillRoutes(dependencies));
+        await authenticated.register(projectTransferRoutes(dependencies));
       });
     },
     { prefix: '/api/v1' },

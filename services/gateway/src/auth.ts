@@ -1,5 +1,5 @@
 import { QuillError, StreamTicket } from '@quill/contracts';
-import { findUserByApiKey, getUser, type User, userForExternalIdentity } from '@quill/db';
+import { findApiKeyUser, getUser, type User, userForExternalIdentity } from '@quill/db';
 import type { FastifyRequest } from 'fastify';
 import type { Pool } from 'pg';
 import type { StreamTickets } from './stream-tickets.ts';
@@ -8,6 +8,8 @@ import type { TokenService } from './tokens.ts';
 declare module 'fastify' {
   interface FastifyRequest {
     user: User | undefined;
+    /** The API key the caller authenticated with (per-key usage); unset for other credentials. */
+    apiKeyId: string | undefined;
   }
   interface FastifyContextConfig {
     /** The route also accepts a stream ticket for its `:runId` in `?ticket=` (EventSource). */
@@ -40,7 +42,9 @@ export function createAuthenticator(pool: Pool, tokens: TokenService, tickets: S
       const userId = await tickets.redeem(presented.ticket, presented.runId);
       user = userId ? await getUser(pool, userId) : null;
     } else if (credential.startsWith(API_KEY_PREFIX)) {
-      user = await findUserByApiKey(pool, credential);
+      const found = await findApiKeyUser(pool, credential);
+      user = found?.user ?? null;
+      request.apiKeyId = found?.keyId;
     } else {
       const verified = await tokens.verify(credential);
       if (verified?.kind === 'local') user = await getUser(pool, verified.userId);

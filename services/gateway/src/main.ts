@@ -41,6 +41,7 @@ const app = await buildGatewayApp({
         }
       : {}),
     defaultCredits: config.QUILL_DEFAULT_CREDITS,
+    projectRestoreDays: config.PROJECT_RESTORE_DAYS,
   },
   otelPlugin: fastifyOtelPlugin(),
   llm: createFailoverClientFromSettings(config, { redis: runtime.redis, keys: runtime.keys, logger }),

@@ -69,7 +69,12 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
     retryReply: isReplicaFailure,
   };
 
-  return async function launch(user: User, body: AgentStreamBody, logger: Logger): Promise<LaunchedRun> {
+  return async function launch(
+    user: User,
+    body: AgentStreamBody,
+    logger: Logger,
+    credential: { apiKeyId?: string | undefined } = {},
+  ): Promise<LaunchedRun> {
     const access = await getProjectForUser(pool, body.project_id, user.id);
     if (!access) throw new QuillError('not_found');
     if (access.memberRole === 'viewer') throw new QuillError('forbidden');
@@ -113,6 +118,7 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
           projectId: body.project_id,
           userId: user.id,
           generationMode: body.generation_mode,
+          apiKeyId: credential.apiKeyId ?? null,
         });
         const appended = await appendMessage(client, {
           sessionId: session.sessionId,

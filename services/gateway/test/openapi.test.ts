@@ -48,6 +48,7 @@ beforeAll(async () => {
       jwtTtlSeconds: 900,
       corsOrigins: [],
       defaultCredits: 100,
+      projectRestoreDays: 30,
     },
   });
   base = await app.listen({ host: '127.0.0.1', port: 0 });

@@ -29,7 +29,7 @@ export function registerAgentRoutes(
   app.post('/agent/stream', modelRouteLimit, async (request, reply) => {
     const user = requireUser(request);
     const body = parseInput(AgentStreamBody, request.body);
-    const run = await launch(user, body, request.log);
+    const run = await launch(user, body, request.log, { apiKeyId: request.apiKeyId });
     request.log.info({ run_id: run.runId, session_id: run.sessionId }, 'run started');
     reply.hijack();
     await relayRunEvents(

@@ -1,28 +1,12 @@
-import { QuillError, RunIdParams, SessionIdParams } from '@quill/contracts';
-import { getRunForUser, getSessionForUser } from '@quill/db';
+import { QuillError, RunIdParams } from '@quill/contracts';
+import { getRunForUser } from '@quill/db';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayDependencies } from '../app.ts';
 import { requireUser } from '../auth.ts';
 import { parseInput } from '../http-errors.ts';
 
-/** Phases (seed 004 §3.4) of the caller's sessions and runs; anything else is 404. */
+/** Phases (seed 004 §3.4) of the caller's runs; anything else is 404 (sessions: routes/sessions.ts). */
 export function registerRunRoutes(app: FastifyInstance, dependencies: GatewayDependencies): void {
-  app.get('/sessions/:sessionId', async (request) => {
-    const user = requireUser(request);
-    const { sessionId } = parseInput(SessionIdParams, request.params);
-    const session = await getSessionForUser(dependencies.pool, sessionId, user.id);
-    if (!session) throw new QuillError('not_found');
-    return {
-      session_id: session.sessionId,
-      project_id: session.projectId,
-      title: session.title,
-      phase: session.phase,
-      clarification_pending: session.clarificationPending,
-      created_at: session.createdAt,
-      updated_at: session.updatedAt,
-    };
-  });
-
   app.get('/agent/runs/:runId', async (request) => {
     const user = requireUser(request);
     const { runId } = parseInput(RunIdParams, request.params);
