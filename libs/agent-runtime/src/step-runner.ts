@@ -1,8 +1,6 @@
 import {
-  type BodyPartialReason,
   type ChatMessage,
   type ErrorCode,
-  type FileWrite,
   frame,
   type StepResult,
   type TaskEnvelope,
