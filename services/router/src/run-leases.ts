@@ -20,7 +20,8 @@ export interface RunLeases {
  * every router scans for leases whose owner stopped renewing (killed, frozen, partitioned) and
  * hands that run's delivery back to JetStream with a `-NAK` on its ack subject, so a live router
  * takes it over within the lease plus one scan instead of the whole ack wait. A frozen owner that
- * wakes up is fenced by the run's epoch like any replaced router.
+ * wakes up can only repeat what the new one publishes (fixed msg ids, stored once) and cannot end
+ * the run twice (the run row leaves `running` once).
  */
 export function createRunLeases(
   dependencies: { bus: Bus; redis: RedisClient; keys: RedisKeys; logger: Logger },
