@@ -29,6 +29,7 @@ import { registerTokenRoutes } from './routes/tokens.ts';
 import { createRunWatch } from './run-watch.ts';
 import { createStreamTickets } from './stream-tickets.ts';
 import { createTokenService } from './tokens.ts';
+import { installWebApp } from './web-app.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -71,6 +72,8 @@ export interface GatewayDependencies {
     corsOrigins: readonly string[];
     /** Credits of a user who has no quota account yet (QUILL_DEFAULT_CREDITS). */
     defaultCredits: number;
+    /** The built web app to serve at `/` (apps/web/dist); unset: the API alone. */
+    webDistDir?: string;
   };
 }
 
@@ -128,5 +131,6 @@ export async function buildGatewayApp(dependencies: GatewayDependencies): Promis
     },
     { prefix: '/api/v1' },
   );
+  if (dependencies.settings.webDistDir) await installWebApp(app, dependencies.settings.webDistDir);
   return app;
 }
