@@ -12,7 +12,10 @@ import { buildWebApp } from '../support/web-build.ts';
 const SCREENSHOTS = process.env.QUILL_SCREENSHOTS === '1';
 const SCREENSHOT_DIR = join(import.meta.dirname, '../../docs/screenshots');
 const CHAPTER = '第一章 雨夜';
-const BODY = Array.from({ length: 12 }, (_, line) => `雨一直下，林晚推开书店的门，第${line + 1}次听见铜铃。`).join('\n');
+const BODY = Array.from(
+  { length: 12 },
+  (_, line) => `雨一直下，林晚推开书店的门，第${line + 1}次听见铜铃。`,
+).join('\n');
 // Numbered words: a lost or repeated one shows in an exact comparison.
 const WORDS = Array.from({ length: 90 }, (_, index) => `词${String(index).padStart(3, '0')}`).join(' ');
 
@@ -54,10 +57,7 @@ const lastTurnText = () =>
 
 describe('the web app', () => {
   it('signs in with an API key and opens the project', async () => {
-    page.on('console', (message) => console.log('PAGE', message.text()));
-    page.on('pageerror', (error) => console.log('PAGEERROR', error.message));
-    const response = await page.goto(gateway());
-    console.log('GOTO', response?.status(), (await page.content()).slice(0, 500));
+    await page.goto(gateway());
     await shoot('sign-in.png');
     await page.getByTestId('api-key').fill('qk_wrong_key_for_the_test');
     await page.getByRole('button', { name: '登录' }).click();
@@ -79,7 +79,10 @@ describe('the web app', () => {
     stack.fakeLlm.addScript({
       match: { role: 'writer' },
       responses: [
-        { text: '好的，我先建文件。', tool_calls: [{ name: 'create_file', arguments: { title: CHAPTER, file_type: 'draft' } }] },
+        {
+          text: '好的，我先建文件。',
+          tool_calls: [{ name: 'create_file', arguments: { title: CHAPTER, file_type: 'draft' } }],
+        },
         { text: `<file>\n${BODY}\n</file>\n第一章写好了。`, pause: 'body', pause_at_chars: 60 },
       ],
     });
@@ -96,18 +99,23 @@ describe('the web app', () => {
     await page.getByTestId('run-complete').waitFor();
     await expect.poll(() => editor.inputValue().then((value) => value.trim())).toBe(BODY);
     expect(await editor.getAttribute('readonly')).toBeNull();
-    await expect.poll(() => page.getByTestId('file-entry').allTextContents()).toContainEqual(
-      expect.stringContaining(CHAPTER),
-    );
+    await expect
+      .poll(() => page.getByTestId('file-entry').allTextContents())
+      .toContainEqual(expect.stringContaining(CHAPTER));
   });
 
   it('stops a streaming run with the Stop button', async () => {
-    stack.fakeLlm.addScript({ match: { role: 'writer' }, responses: [{ text: '雨'.repeat(600), tokens_per_second: 20 }] });
+    stack.fakeLlm.addScript({
+      match: { role: 'writer' },
+      responses: [{ text: '雨'.repeat(600), tokens_per_second: 20 }],
+    });
     await send('写一段很长的雨声');
     await expect.poll(lastTurnText).toContain('雨');
     await page.getByTestId('stop').click();
     await page.locator('.turn').last().getByTestId('run-stopped').waitFor();
-    expect(await page.locator('.turn').last().getByTestId('run-stopped').textContent()).toContain('user_stopped');
+    expect(await page.locator('.turn').last().getByTestId('run-stopped').textContent()).toContain(
+      'user_stopped',
+    );
     await page.getByTestId('composer').waitFor();
   });
 
@@ -119,8 +127,16 @@ describe('the web app', () => {
     await send('数一数');
     await stack.fakeLlm.gateReached('reload');
     await expect.poll(lastTurnText).toContain('词010');
+    const resumes: Array<string | undefined> = [];
+    page.on('request', (request) => {
+      if (/\/agent\/runs\/[^/]+\/stream$/.test(new URL(request.url()).pathname))
+        resumes.push(request.headers()['last-event-id']);
+    });
     await page.reload();
     await page.locator('.resumed').waitFor();
+    // The reloaded page asks for what comes after the newest frame it had kept, not from the start.
+    expect(resumes.length).toBeGreaterThan(0);
+    expect(Number(resumes[0])).toBeGreaterThan(0);
     expect(WORDS.startsWith(await lastTurnText())).toBe(true);
     stack.fakeLlm.releaseGate('reload');
     await page.locator('.turn').last().getByTestId('run-complete').waitFor();

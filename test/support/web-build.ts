@@ -8,7 +8,11 @@ export async function buildWebApp(): Promise<void> {
   const previous = process.env.NODE_ENV;
   process.env.NODE_ENV = 'production';
   try {
-    await build({ configFile: join(REPO_ROOT, 'apps/web/vite.config.ts'), logLevel: 'warn', mode: 'production' });
+    await build({
+      configFile: join(REPO_ROOT, 'apps/web/vite.config.ts'),
+      logLevel: 'warn',
+      mode: 'production',
+    });
   } finally {
     process.env.NODE_ENV = previous;
   }

@@ -4,6 +4,7 @@ import { zh } from './strings-zh.ts';
 
 export type Language = 'zh' | 'en';
 export type { Strings };
+
 const STRINGS: Record<Language, Strings> = { zh, en };
 const STORAGE_KEY = 'quill.language';
 

@@ -42,13 +42,14 @@ export function ChatPanel({ api, chat }: { api: Api; chat: SessionChat }) {
           </div>
         )}
         {!chat.streaming && chat.suggestions.length > 0 && (
-          <div className="suggestions" aria-label={t.suggestions}>
+          <fieldset className="suggestions">
+            <legend className="hint">{t.suggestions}</legend>
             {chat.suggestions.map((suggestion) => (
               <button type="button" key={suggestion} onClick={() => void chat.send(suggestion)}>
                 {suggestion}
               </button>
             ))}
-          </div>
+          </fieldset>
         )}
       </div>
       {chat.streaming ? <RunControls chat={chat} /> : <Composer onSend={chat.send} />}

@@ -17,7 +17,14 @@ export type ChatItem =
       progress?: { completed: number; total: number; message: string };
     }
   | { kind: 'handoff'; key: string; from: string; to: string; reason: string }
-  | { kind: 'file'; key: string; fileId: string; title: string; saved?: FrameOf<'file_saved'>; removed?: boolean }
+  | {
+      kind: 'file';
+      key: string;
+      fileId: string;
+      title: string;
+      saved?: FrameOf<'file_saved'>;
+      removed?: boolean;
+    }
   | { kind: 'clarification'; key: string; question: string }
   | { kind: 'steering'; key: string; content: string }
   | { kind: 'stopped'; key: string; reason: string }
@@ -99,10 +106,21 @@ export function foldRun(received: readonly StreamedFrame[]): RunView {
         break;
       }
       case 'handoff':
-        view.items.push({ kind: 'handoff', key, from: frame.from_agent, to: frame.to_agent, reason: frame.reason });
+        view.items.push({
+          kind: 'handoff',
+          key,
+          from: frame.from_agent,
+          to: frame.to_agent,
+          reason: frame.reason,
+        });
         break;
       case 'file_start': {
-        view.files.set(frame.file_id, { fileId: frame.file_id, title: frame.title, content: '', done: false });
+        view.files.set(frame.file_id, {
+          fileId: frame.file_id,
+          title: frame.title,
+          content: '',
+          done: false,
+        });
         view.writingFileId = frame.file_id;
         const item = { kind: 'file' as const, key, fileId: frame.file_id, title: frame.title };
         fileItems.set(frame.file_id, item);
@@ -120,7 +138,8 @@ export function foldRun(received: readonly StreamedFrame[]): RunView {
           const file = view.files.get(id);
           if (file) file.done = true;
         }
-        if (view.writingFileId === frame.file_id || view.writingFileId === target) view.writingFileId = undefined;
+        if (view.writingFileId === frame.file_id || view.writingFileId === target)
+          view.writingFileId = undefined;
         const item = fileItems.get(frame.file_id) ?? fileItems.get(target);
         if (item) item.saved = frame;
         else view.items.push({ kind: 'file', key, fileId: frame.file_id, title: frame.title, saved: frame });

@@ -91,8 +91,15 @@ export function useSessionChat(api: Api, projectId: string, language: Language):
     abort.current = controller;
     setResumed(last.frames.length > 0);
     const lastId = last.frames.at(-1)?.id;
-    void consume(sessionId, api.client.agent.resume(last.runId, lastId, { signal: controller.signal }), controller);
-    return () => controller.abort();
+    void consume(
+      sessionId,
+      api.client.agent.resume(last.runId, lastId, { signal: controller.signal }),
+      controller,
+    );
+    return () => {
+      controller.abort();
+      if (abort.current === controller) abort.current = undefined;
+    };
   }, [api, sessionId, consume]);
 
   const send = useCallback(
@@ -190,7 +197,13 @@ export function useSessionChat(api: Api, projectId: string, language: Language):
 function historyTurns(messages: Array<{ role: string; content: string; run_id: string | null }>): Turn[] {
   const turns: Turn[] = [];
   for (const message of messages) {
-    if (message.role === 'user') turns.push({ message: message.content, runId: message.run_id ?? undefined, frames: [], finished: true });
+    if (message.role === 'user')
+      turns.push({
+        message: message.content,
+        runId: message.run_id ?? undefined,
+        frames: [],
+        finished: true,
+      });
     else if (turns.length > 0) {
       const last = turns.at(-1)!;
       last.frames.push({

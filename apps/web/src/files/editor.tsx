@@ -26,7 +26,16 @@ type Conflict = { theirs: ProjectFile; mine: string; mineVersion: number };
  * The selected file: its text, saved with expected_version (README "HTTP API": a stale one is
  * 409 version_conflict, shown as a choice, never a silent overwrite); AI drafts can be accepted.
  */
-export function Editor({ api, projectId, fileId, streaming, refreshToken, files, onChanged, onDirtyChange }: Props) {
+export function Editor({
+  api,
+  projectId,
+  fileId,
+  streaming,
+  refreshToken,
+  files,
+  onChanged,
+  onDirtyChange,
+}: Props) {
   const t = useT();
   const [file, setFile] = useState<ProjectFile>();
   const [text, setText] = useState('');

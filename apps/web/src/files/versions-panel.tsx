@@ -15,6 +15,7 @@ interface Props {
 export function VersionsPanel({ api, projectId, fileId, currentVersion, onRevert }: Props) {
   const t = useT();
   const [versions, setVersions] = useState<FileVersion[]>([]);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new current version means new history
   useEffect(() => {
     let live = true;
     api.files
@@ -36,7 +37,9 @@ export function VersionsPanel({ api, projectId, fileId, currentVersion, onRevert
             <span>
               {t.version} {version.version}
             </span>
-            <span className={`badge source-${version.source}`}>{version.source === 'ai' ? t.ai : t.author}</span>
+            <span className={`badge source-${version.source}`}>
+              {version.source === 'ai' ? t.ai : t.author}
+            </span>
             {version.partial && (
               <span className="badge partial" title={version.partial_reason ?? ''}>
                 {t.partial}

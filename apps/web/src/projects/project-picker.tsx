@@ -8,7 +8,13 @@ import { useLanguage } from '../i18n.tsx';
  * GET / POST /projects (product API contract). On a gateway without those routes yet (404), the
  * author opens a project by id instead, and is told why.
  */
-export function ProjectPicker({ api, onOpen }: { api: Api; onOpen(projectId: string, title?: string): void }) {
+export function ProjectPicker({
+  api,
+  onOpen,
+}: {
+  api: Api;
+  onOpen(projectId: string, title?: string): void;
+}) {
   const { t, language } = useLanguage();
   const [projects, setProjects] = useState<Project[]>();
   const [unavailable, setUnavailable] = useState(false);
@@ -43,7 +49,11 @@ export function ProjectPicker({ api, onOpen }: { api: Api; onOpen(projectId: str
           </p>
           <label>
             {t.projectIdLabel}{' '}
-            <input value={projectId} onChange={(event) => setProjectId(event.target.value)} data-testid="project-id" />
+            <input
+              value={projectId}
+              onChange={(event) => setProjectId(event.target.value)}
+              data-testid="project-id"
+            />
           </label>
           <button type="submit">{t.open}</button>
         </form>
@@ -71,7 +81,11 @@ export function ProjectPicker({ api, onOpen }: { api: Api; onOpen(projectId: str
           >
             <label>
               {t.newProject}{' '}
-              <input value={title} onChange={(event) => setTitle(event.target.value)} placeholder={t.projectTitle} />
+              <input
+                value={title}
+                onChange={(event) => setTitle(event.target.value)}
+                placeholder={t.projectTitle}
+              />
             </label>
             <button type="submit">{t.create}</button>
           </form>

@@ -25,7 +25,9 @@ export function SessionList({ api, projectId, current, refresh, onSelect }: Prop
     api.sessions
       .list(projectId)
       .then((answer) =>
-        setSessions(answer.sessions.map((session) => ({ sessionId: session.session_id, title: session.title ?? '' }))),
+        setSessions(
+          answer.sessions.map((session) => ({ sessionId: session.session_id, title: session.title ?? '' })),
+        ),
       )
       .catch((caught) => {
         if (!isMissingRoute(caught)) return;

@@ -18,7 +18,8 @@ export function QuotaBadge({ api, refresh }: { api: Api; refresh: unknown }) {
   if (!quota) return null;
   return (
     <span className="quota" data-testid="quota">
-      {format(t.quota, { credits: quota.credits })} · {format(t.tokensToday, { tokens: quota.used_today_tokens })}
+      {format(t.quota, { credits: quota.credits })} ·{' '}
+      {format(t.tokensToday, { tokens: quota.used_today_tokens })}
     </span>
   );
 }
