@@ -14,6 +14,7 @@ export async function buildWebApp(): Promise<void> {
       mode: 'production',
     });
   } finally {
-    process.env.NODE_ENV = previous;
+    if (previous === undefined) delete process.env.NODE_ENV;
+    else process.env.NODE_ENV = previous;
   }
 }
