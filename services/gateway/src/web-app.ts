@@ -14,8 +14,8 @@ export function findWebDist(directory = DEFAULT_WEB_DIST): string | undefined {
 
 /**
  * The web app at `/`, the API staying under `/api/v1` (README "Web app"). The app is one page with
- * no client-side routes, so nothing but its files is served; an unknown path falls through to
- * the API's own 404 body. Hashed assets are immutable; index.html is revalidated every time so a
+ * no client-side routes, so nothing but its files is served; an unknown path gets the API's own
+ * 404 body. Hashed assets are immutable; index.html is revalidated every time so a
  * new build is picked up at once.
  */
 export async function installWebApp(app: FastifyInstance, root: string): Promise<void> {
@@ -23,8 +23,10 @@ export async function installWebApp(app: FastifyInstance, root: string): Promise
     root,
     prefix: '/',
     index: ['index.html'],
-    // The API's paths never reach the file system: its 404 / 405 bodies stay the catalog's.
-    allowedPath: (pathName) => !pathName.startsWith('/api/'),
+    // One route per built file instead of a `/*` catch-all: a catch-all would also match API paths
+    // the router refuses (an over-long segment is 414 uri_too_long, README "HTTP API") and turn
+    // them into 404s. A rebuilt app needs a gateway restart, as any deploy does.
+    wildcard: false,
     setHeaders(reply, path) {
       reply.header(
         'cache-control',
