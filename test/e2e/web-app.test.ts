@@ -4,6 +4,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getJson } from '../support/api.ts';
 import { hasChromium, launchChromium } from '../support/browser.ts';
+import { readStream, startRun } from '../support/sse-client.ts';
 import { type Stack, startStack } from '../support/stack.ts';
 import { buildWebApp } from '../support/web-build.ts';
 
@@ -169,5 +170,38 @@ describe('the web app', () => {
     const saved = await getJson(gateway(), `/projects/${stack.projectId}/files/${chapter.id}`, stack.apiKey);
     expect(saved.body.file).toMatchObject({ version: chapter.version + 2 });
     expect(saved.body.file.content).toContain('作者在浏览器里加的一句。');
+  });
+
+  it('explains a busy session in words when another tab is running in it', async () => {
+    const sessionId = await page.evaluate(
+      (projectId) => sessionStorage.getItem(`quill.current-session.${projectId}`),
+      stack.projectId,
+    );
+    expect(sessionId).toBeTruthy();
+    stack.fakeLlm.addScript({
+      match: { role: 'writer' },
+      responses: [{ text: '另一个标签页。', pause: 'busy' }],
+    });
+    const other = await startRun(gateway(), stack.apiKey, {
+      project_id: stack.projectId,
+      session_id: sessionId!,
+      message: '另一个标签页的请求',
+    });
+    expect(other.status).toBe(200);
+    await stack.fakeLlm.gateReached('busy');
+    await send('同时再发一条');
+    await expect.poll(() => page.getByTestId('chat-error').textContent()).toContain('这个会话还在生成回复');
+    stack.fakeLlm.releaseGate('busy');
+    await readStream(other);
+  });
+
+  it('keeps the editor and the chat on screen at tablet width', async () => {
+    await page.setViewportSize({ width: 820, height: 1180 });
+    for (const testId of ['editor-text', 'composer']) {
+      const box = await page.getByTestId(testId).boundingBox();
+      expect(box, testId).not.toBeNull();
+      expect(box!.x + box!.width, testId).toBeLessThanOrEqual(820);
+      expect(box!.y + box!.height, testId).toBeLessThanOrEqual(1180);
+    }
   });
 });

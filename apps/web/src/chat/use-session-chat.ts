@@ -1,7 +1,7 @@
 import type { StreamedFrame } from '@quill/client';
 import { useCallback, useEffect, useRef, useState } from 'react';
 import type { Api } from '../api/api.ts';
-import { isMissingRoute } from '../api/api.ts';
+import { isMissingRoute, QuillApiError } from '../api/api.ts';
 import type { Language } from '../i18n.tsx';
 import {
   currentSession,
@@ -44,6 +44,19 @@ export function useSessionChat(api: Api, projectId: string, language: Language):
   const turnsRef = useRef(turns);
   turnsRef.current = turns;
 
+  const finishLastTurn = useCallback(
+    (session: string) => {
+      const current = turnsRef.current;
+      const last = current.at(-1);
+      if (!last) return;
+      const next = [...current.slice(0, -1), { ...last, finished: true }];
+      turnsRef.current = next;
+      saveTurns(projectId, session, next);
+      setTurns(next);
+    },
+    [projectId],
+  );
+
   const consume = useCallback(
     async (session: string, frames: AsyncIterable<StreamedFrame>, controller: AbortController) => {
       setStreaming(true);
@@ -70,7 +83,11 @@ export function useSessionChat(api: Api, projectId: string, language: Language):
           .catch(() => setSuggestions([]));
       } catch (caught) {
         flush();
-        if (!controller.signal.aborted) setError(caught);
+        if (controller.signal.aborted) return;
+        setError(caught);
+        // A refusal (the run is gone, or not this author's) will not change on a retry: stop
+        // resuming it on every reload. A network failure stays resumable.
+        if (caught instanceof QuillApiError) finishLastTurn(session);
       } finally {
         clearInterval(timer);
         if (abort.current === controller) {
@@ -79,7 +96,7 @@ export function useSessionChat(api: Api, projectId: string, language: Language):
         }
       }
     },
-    [api, projectId],
+    [api, projectId, finishLastTurn],
   );
 
   // A reload mid-run: continue the unfinished turn after its newest stored frame.
