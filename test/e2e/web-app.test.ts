@@ -195,6 +195,13 @@ describe('the web app', () => {
     await readStream(other);
   });
 
+  it('creates a file of the author’s own from the file tree and opens it', async () => {
+    await page.getByRole('textbox', { name: '新建文件' }).fill('人物小传');
+    await page.getByRole('textbox', { name: '新建文件' }).press('Enter');
+    await page.getByTestId('file-entry').filter({ hasText: '人物小传' }).waitFor();
+    await expect.poll(() => page.locator('.editor-head h2').textContent()).toBe('人物小传');
+  });
+
   it('keeps the editor and the chat on screen at tablet width', async () => {
     await page.setViewportSize({ width: 820, height: 1180 });
     for (const testId of ['editor-text', 'composer']) {

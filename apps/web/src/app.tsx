@@ -59,7 +59,7 @@ export function App() {
         </button>
       </header>
       {projectId ? (
-        <Workspace key={projectId} api={api} projectId={projectId} />
+        <Workspace key={projectId} api={api} projectId={projectId} onClose={() => openProject(undefined)} />
       ) : (
         <ProjectPicker api={api} onOpen={(id) => openProject(id)} />
       )}

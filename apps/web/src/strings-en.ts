@@ -90,6 +90,12 @@ export const en = {
   errorNotFound: 'Not found, or you have no access to it.',
   errorSignedOut: 'Your sign-in is no longer valid. Sign in again.',
   errorNetwork: 'The server could not be reached. Check the connection and try again.',
+  rename: 'Rename',
+  archive: 'Archive project',
+  members: 'Members',
+  remove: 'Remove',
+  addMember: 'Add member',
+  fileType: 'File type',
   skipToChat: 'Skip to chat',
 } as const;
 

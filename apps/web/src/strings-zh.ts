@@ -90,5 +90,11 @@ export const zh: Strings = {
   errorNotFound: '找不到，或你无权访问。',
   errorSignedOut: '登录已失效，请重新登录。',
   errorNetwork: '无法连接服务器，请检查网络后重试。',
+  rename: '重命名',
+  archive: '归档项目',
+  members: '成员',
+  remove: '移除',
+  addMember: '添加成员',
+  fileType: '文件类型',
   skipToChat: '跳到对话',
 };

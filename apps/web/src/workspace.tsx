@@ -7,14 +7,16 @@ import { foldRun } from './chat/run-view.ts';
 import { useSessionChat } from './chat/use-session-chat.ts';
 import { Editor } from './files/editor.tsx';
 import { FileTree } from './files/file-tree.tsx';
+import { NewFile } from './files/new-file.tsx';
 import { useLanguage } from './i18n.tsx';
+import { ProjectSettings } from './projects/project-settings.tsx';
 import { SessionList } from './sessions/session-list.tsx';
 
 /**
  * One open project: sessions and files on the left, the editor in the middle, the live chat on the
  * right. A file the agent starts writing opens in the editor and streams there.
  */
-export function Workspace({ api, projectId }: { api: Api; projectId: string }) {
+export function Workspace({ api, projectId, onClose }: { api: Api; projectId: string; onClose(): void }) {
   const { t, language } = useLanguage();
   const chat = useSessionChat(api, projectId, language);
   const [files, setFiles] = useState<ProjectFile[]>([]);
@@ -54,6 +56,7 @@ export function Workspace({ api, projectId }: { api: Api; projectId: string }) {
   return (
     <div className="workspace">
       <aside className="sidebar">
+        <ProjectSettings api={api} projectId={projectId} onArchived={onClose} />
         <SessionList
           api={api}
           projectId={projectId}
@@ -68,6 +71,14 @@ export function Workspace({ api, projectId }: { api: Api; projectId: string }) {
           </p>
         )}
         <FileTree files={files} selectedId={selected} writingId={view.writingFileId} onSelect={setSelected} />
+        <NewFile
+          api={api}
+          projectId={projectId}
+          onCreated={(fileId) => {
+            loadFiles();
+            setSelected(fileId);
+          }}
+        />
       </aside>
       <main className="main">
         {selected ? (

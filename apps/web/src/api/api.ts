@@ -1,5 +1,5 @@
 import { createQuillClient, QuillApiError } from '@quill/client';
-import type { FileVersion, HistoryMessage, Project, ProjectFile, Quota, Session } from './types.ts';
+import type { FileVersion, HistoryMessage, Member, Project, ProjectFile, Quota, Session } from './types.ts';
 
 export { QuillApiError };
 
@@ -34,6 +34,13 @@ export function createApi(token: string) {
       get: (projectId: string) => call<{ project: Project }>('GET', `/projects/${projectId}`),
       create: (title: string, language: 'zh' | 'en') =>
         call<{ project: Project }>('POST', '/projects', { title, language }),
+      update: (projectId: string, changes: { title?: string; archived?: boolean }) =>
+        call<{ project: Project }>('PATCH', `/projects/${projectId}`, changes),
+      members: (projectId: string) => call<{ members: Member[] }>('GET', `/projects/${projectId}/members`),
+      addMember: (projectId: string, email: string, role: 'editor' | 'viewer') =>
+        call<{ member: Member }>('POST', `/projects/${projectId}/members`, { email, role }),
+      removeMember: (projectId: string, userId: string) =>
+        call<void>('DELETE', `/projects/${projectId}/members/${userId}`),
     },
     sessions: {
       list: (projectId: string) =>
@@ -45,8 +52,8 @@ export function createApi(token: string) {
       list: (projectId: string) => call<{ files: ProjectFile[] }>('GET', files(projectId)),
       get: (projectId: string, fileId: string) =>
         call<{ file: ProjectFile }>('GET', `${files(projectId)}/${fileId}`),
-      create: (projectId: string, title: string, fileType: string, folder: string) =>
-        call<{ file: ProjectFile }>('POST', files(projectId), { title, file_type: fileType, folder }),
+      create: (projectId: string, title: string, fileType: string) =>
+        call<{ file: ProjectFile }>('POST', files(projectId), { title, file_type: fileType }),
       save: (projectId: string, fileId: string, content: string, expectedVersion: number) =>
         call<{ file: ProjectFile }>('PUT', `${files(projectId)}/${fileId}`, {
           content,

@@ -58,3 +58,10 @@ export interface Quota {
   daily_token_cap: number | null;
   used_today_tokens: number;
 }
+
+export interface Member {
+  user_id: string;
+  email: string;
+  display_name: string;
+  role: 'owner' | 'editor' | 'viewer';
+}
