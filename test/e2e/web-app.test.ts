@@ -82,6 +82,7 @@ describe('the web app', () => {
       responses: [
         {
           text: '好的，我先建文件。',
+          reasoning: '先想想雨夜的气氛。',
           tool_calls: [{ name: 'create_file', arguments: { title: CHAPTER, file_type: 'draft' } }],
         },
         { text: `<file>\n${BODY}\n</file>\n第一章写好了。`, pause: 'body', pause_at_chars: 60 },
@@ -99,6 +100,12 @@ describe('the web app', () => {
     stack.fakeLlm.releaseGate('body');
     await page.getByTestId('run-complete').waitFor();
     await expect.poll(() => editor.inputValue().then((value) => value.trim())).toBe(BODY);
+    // Thinking is there but folded; the next steps come as buttons.
+    const thinking = page.locator('details.thinking').first();
+    expect(await thinking.textContent()).toContain('先想想雨夜的气氛。');
+    expect(await thinking.getAttribute('open')).toBeNull();
+    await page.locator('.suggestions button').first().waitFor();
+    expect(await page.locator('.suggestions button').allTextContents()).toContain('继续写第二章');
     expect(await editor.getAttribute('readonly')).toBeNull();
     await expect
       .poll(() => page.getByTestId('file-entry').allTextContents())
@@ -118,6 +125,28 @@ describe('the web app', () => {
       'user_stopped',
     );
     await page.getByTestId('composer').waitFor();
+  });
+
+  it('steers a running agent with the Steer button', async () => {
+    stack.fakeLlm.addScript({
+      match: { role: 'writer' },
+      responses: [
+        {
+          text: '先建一个文件。',
+          tool_calls: [{ name: 'create_file', arguments: { title: '第二章', file_type: 'draft' } }],
+          pause: 'steer',
+        },
+        { text: '<file>\n第二章的正文。\n</file>\n好了。' },
+      ],
+    });
+    await send('写《第二章》');
+    await stack.fakeLlm.gateReached('steer');
+    await page.getByRole('textbox', { name: '插话' }).fill('结尾留个悬念');
+    await page.getByRole('button', { name: '插话' }).click();
+    await page.getByText('已告诉助手').waitFor();
+    stack.fakeLlm.releaseGate('steer');
+    await page.locator('.turn').last().getByTestId('run-complete').waitFor();
+    expect(await page.locator('.turn').last().textContent()).toContain('助手已收到你的补充：结尾留个悬念');
   });
 
   it('resumes after a reload mid-run with no lost or repeated word', async () => {
