@@ -193,6 +193,8 @@ describe('the web app', () => {
     await page.getByTestId('conflict').waitFor();
     expect(await page.getByTestId('conflict-theirs').textContent()).toBe('合作者的版本。');
     expect(await page.getByTestId('conflict-mine').textContent()).toContain('作者在浏览器里加的一句。');
+    await page.getByText('查看差异').click();
+    expect(await page.getByTestId('conflict-diff').textContent()).toContain('+ 作者在浏览器里加的一句。');
     await shoot('conflict.png');
     await page.getByRole('button', { name: '保留我的' }).click();
     await expect.poll(() => page.getByTestId('editor-status').textContent()).toBe('已保存');

@@ -96,6 +96,7 @@ export const en = {
   remove: 'Remove',
   addMember: 'Add member',
   fileType: 'File type',
+  showDiff: 'Show the differences (− theirs, + yours)',
   skipToChat: 'Skip to chat',
 } as const;
 

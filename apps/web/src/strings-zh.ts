@@ -96,5 +96,6 @@ export const zh: Strings = {
   remove: '移除',
   addMember: '添加成员',
   fileType: '文件类型',
+  showDiff: '查看差异（− 对方，+ 你的）',
   skipToChat: '跳到对话',
 };

@@ -1,6 +1,7 @@
 import type { ProjectFile } from '../api/types.ts';
 import { format } from '../format.ts';
 import { useT } from '../i18n.tsx';
+import { diffLines } from './line-diff.ts';
 
 interface Props {
   theirs: ProjectFile;
@@ -30,6 +31,18 @@ export function ConflictView({ theirs, mine, mineVersion, onKeepMine, onTakeThei
           <pre data-testid="conflict-mine">{mine}</pre>
         </figure>
       </div>
+      <details className="diff">
+        <summary>{t.showDiff}</summary>
+        <pre data-testid="conflict-diff">
+          {diffLines(theirs.content ?? '', mine).map((line, index) => (
+            // biome-ignore lint/suspicious/noArrayIndexKey: lines of a fixed comparison, never reordered
+            <div key={index} className={`diff-${line.kind}`}>
+              {{ same: '  ', theirs: '− ', mine: '+ ' }[line.kind]}
+              {line.text}
+            </div>
+          ))}
+        </pre>
+      </details>
       <div className="row">
         <button type="button" onClick={onKeepMine}>
           {t.keepMine}
