@@ -203,6 +203,46 @@ describe('the web app', () => {
     expect(saved.body.file.content).toContain('作者在浏览器里加的一句。');
   });
 
+  it('marks an AI draft written over the author’s save, and accepts it', async () => {
+    const title = '第三章';
+    const draftBody = '第三章：AI 写的正文。';
+    stack.fakeLlm.addScript({
+      match: { role: 'writer' },
+      responses: [
+        { text: '建文件。', tool_calls: [{ name: 'create_file', arguments: { title, file_type: 'draft' } }] },
+        { text: `<file>\n${draftBody}\n</file>\n写完了。`, pause: 'draft', pause_at_chars: 10 },
+      ],
+    });
+    await send(`写《${title}》`);
+    await stack.fakeLlm.gateReached('draft');
+    // The author saves the file first (another tab): the AI body must go to a draft next to it.
+    const files = await getJson(gateway(), `/projects/${stack.projectId}/files`, stack.apiKey);
+    const target = (files.body.files as Array<{ id: string; title: string; version: number }>).find(
+      (file) => file.title === title,
+    )!;
+    const authorSave = await fetch(`${gateway()}/api/v1/projects/${stack.projectId}/files/${target.id}`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ content: '作者先写的第三章。', expected_version: target.version }),
+    });
+    expect(authorSave.status).toBe(200);
+    stack.fakeLlm.releaseGate('draft');
+    await page.locator('.turn').last().getByTestId('run-complete').waitFor();
+    const draftEntry = page.getByTestId('file-entry').filter({ hasText: 'AI 草稿' });
+    await draftEntry.first().waitFor();
+    await draftEntry.first().click();
+    await page.getByTestId('draft-banner').waitFor();
+    await page.getByRole('button', { name: '采用草稿' }).click();
+    await expect.poll(() => page.getByTestId('file-entry').filter({ hasText: 'AI 草稿' }).count()).toBe(0);
+    const accepted = await getJson(
+      gateway(),
+      `/projects/${stack.projectId}/files/${target.id}`,
+      stack.apiKey,
+    );
+    expect(accepted.body.file.content.trim()).toBe(draftBody);
+    await expect.poll(() => page.locator('.editor-head h2').textContent()).toBe(title);
+  });
+
   it('explains a busy session in words when another tab is running in it', async () => {
     const sessionId = await page.evaluate(
       (projectId) => sessionStorage.getItem(`quill.current-session.${projectId}`),
@@ -231,6 +271,13 @@ describe('the web app', () => {
     await page.getByRole('textbox', { name: '新建文件' }).press('Enter');
     await page.getByTestId('file-entry').filter({ hasText: '人物小传' }).waitFor();
     await expect.poll(() => page.locator('.editor-head h2').textContent()).toBe('人物小传');
+  });
+
+  it('switches the UI to English and back', async () => {
+    await page.getByRole('combobox', { name: '语言' }).selectOption('en');
+    await page.getByRole('button', { name: 'Send' }).waitFor();
+    await page.getByRole('combobox', { name: 'Language' }).selectOption('zh');
+    await page.getByRole('button', { name: '发送' }).waitFor();
   });
 
   it('keeps the editor and the chat on screen at tablet width', async () => {
