@@ -1,4 +1,5 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,13 +22,15 @@ const BODY = Array.from(
 const WORDS = Array.from({ length: 90 }, (_, index) => `词${String(index).padStart(3, '0')}`).join(' ');
 
 let stack: Stack;
+let webDist: string;
 let browser: Browser;
 let page: Page;
 
 beforeAll(async () => {
-  // Built before the gateway starts: it serves apps/web/dist when the folder is there.
-  await buildWebApp();
-  stack = await startStack({ env: { GATEWAY_RATE_LIMIT_PER_MINUTE: '1000' } });
+  // Built before the gateway starts, into a folder of this test's own (GATEWAY_WEB_DIST).
+  webDist = await mkdtemp(join(tmpdir(), 'quill-web-'));
+  await buildWebApp(webDist);
+  stack = await startStack({ env: { GATEWAY_RATE_LIMIT_PER_MINUTE: '1000', GATEWAY_WEB_DIST: webDist } });
   expect(hasChromium, 'headless Chromium is needed: apt-get install -y chromium').toBe(true);
   browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1366, height: 860 }, locale: 'zh-CN' });
@@ -36,6 +39,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await stack?.stop();
+  if (webDist) await rm(webDist, { recursive: true, force: true });
 });
 
 const gateway = () => stack.gateways[0]!;

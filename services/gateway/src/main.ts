@@ -6,7 +6,7 @@ import { findWebDist } from './web-app.ts';
 
 const runtime = await startService('gateway');
 const { config, logger } = runtime;
-const webDistDir = findWebDist();
+const webDistDir = findWebDist(config.GATEWAY_WEB_DIST || undefined);
 const app = await buildGatewayApp({
   bus: runtime.bus,
   pool: runtime.pool,
