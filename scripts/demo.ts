@@ -1,7 +1,9 @@
 /**
  * `npm run demo`: migrates, seeds a demo author, starts the fake LLM and the six services as
  * child processes, sends one writing request, prints the SSE frames live and then the saved
- * chapter. Needs NATS (JetStream), Redis and PostgreSQL at the configured URLs.
+ * chapter. Needs NATS (JetStream), Redis and PostgreSQL at the configured URLs. It builds the web
+ * app first (apps/web, served by the gateway at `/`) and prints its URL; `npm start` (`--serve`)
+ * keeps the stack up on GATEWAY_PORT (default 8080) after the demo run, until Ctrl+C.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { connectBus } from '@quill/bus';
@@ -15,11 +17,13 @@ import {
   spawnService,
   stopProcesses,
 } from '../test/support/service-process.ts';
+import { buildWebApp } from '../test/support/web-build.ts';
 import { checkDependencies } from './lib-dependencies.ts';
 import { printFrame } from './lib-print-frame.ts';
 
 const DEMO_MESSAGE = '写第一章：雨夜里的旧书店';
 const DEMO_API_KEY = 'qk_demo_local_only_not_a_secret';
+const SERVE = process.argv.includes('--serve');
 
 const config = loadConfig();
 const problems = await checkDependencies(config);
@@ -39,6 +43,9 @@ console.log(`• database ready (${applied.length} migration(s) applied)`);
 const demo = await seedDemo(pool, { apiKey: DEMO_API_KEY });
 console.log(`• demo author seeded: project ${demo.projectId}, API key ${demo.apiKey}`);
 
+await buildWebApp();
+console.log('• web app built (apps/web/dist)');
+
 const children: ChildProcess[] = [];
 let exitCode = 1;
 try {
@@ -48,7 +55,7 @@ try {
     ...stringEnv(),
     QUILL_ENV_PRIORITY: 'process',
     LLM_PRIMARY_BASE_URL: fakeLlmUrl,
-    GATEWAY_PORT: '0',
+    GATEWAY_PORT: SERVE ? String(config.GATEWAY_PORT) : '0',
     LOG_LEVEL: 'warn',
   };
   const services: ServiceProcess[] = [];
@@ -67,7 +74,8 @@ try {
     children.push(service.child);
   }
   const gateway = services.find((service) => service.name === 'gateway')!.baseUrl!;
-  console.log(`• six services up; gateway at ${gateway}\n`);
+  console.log(`• six services up; gateway at ${gateway}`);
+  console.log(`• web app: ${gateway}/ (API key ${demo.apiKey}, project id ${demo.projectId})\n`);
 
   console.log(`作者: ${DEMO_MESSAGE}\n`);
   const runStartedAt = performance.now();
@@ -98,6 +106,13 @@ try {
   );
   console.log(`NATS messages published for this run: ${await countRunMessages(runId)}`);
   exitCode = types.at(-1) === 'done' && types.at(-2) === 'workflow_complete' ? 0 : 1;
+  if (SERVE) {
+    console.log(`\nthe stack stays up: open ${gateway}/ in a browser; Ctrl+C stops it`);
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
+  }
 } catch (error) {
   console.error('demo failed:', error instanceof Error ? error.message : error);
 } finally {

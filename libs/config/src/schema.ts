@@ -48,6 +48,8 @@ export const ConfigSchema = z.object({
   // Behind a load balancer the client address (rate limits, logs) comes from X-Forwarded-For.
   GATEWAY_TRUST_PROXY: bool.default(false),
   GATEWAY_RATE_LIMIT_PER_MINUTE: int(30, 1),
+  // The built web app the gateway serves at `/` (README "Web app"); empty: apps/web/dist if built.
+  GATEWAY_WEB_DIST: z.string().default(''),
   // Browser origins allowed to call the API cross-origin (CORS), comma-separated; empty: none.
   GATEWAY_CORS_ORIGINS: z
     .string()

@@ -34,6 +34,7 @@ import { registerTokenRoutes } from './routes/tokens.ts';
 import { createRunWatch } from './run-watch.ts';
 import { createStreamTickets } from './stream-tickets.ts';
 import { createTokenService } from './tokens.ts';
+import { installWebApp } from './web-app.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -83,6 +84,8 @@ export interface GatewayDependencies {
     defaultCredits: number;
     /** How long a deleted project can be restored (PROJECT_RESTORE_DAYS). */
     projectRestoreDays: number;
+    /** The built web app to serve at `/` (apps/web/dist); unset: the API alone. */
+    webDistDir?: string;
   };
 }
 
@@ -152,5 +155,6 @@ export async function buildGatewayApp(dependencies: GatewayDependencies): Promis
     },
     { prefix: '/api/v1' },
   );
+  if (dependencies.settings.webDistDir) await installWebApp(app, dependencies.settings.webDistDir);
   return app;
 }

@@ -2,9 +2,11 @@ import { createFailoverClientFromSettings } from '@quill/llm';
 import { startService } from '@quill/service-kit';
 import { fastifyOtelPlugin } from '@quill/telemetry';
 import { buildGatewayApp } from './app.ts';
+import { findWebDist } from './web-app.ts';
 
 const runtime = await startService('gateway');
 const { config, logger } = runtime;
+const webDistDir = findWebDist(config.GATEWAY_WEB_DIST || undefined);
 const app = await buildGatewayApp({
   bus: runtime.bus,
   pool: runtime.pool,
@@ -42,6 +44,7 @@ const app = await buildGatewayApp({
       : {}),
     defaultCredits: config.QUILL_DEFAULT_CREDITS,
     projectRestoreDays: config.PROJECT_RESTORE_DAYS,
+    ...(webDistDir ? { webDistDir } : {}),
   },
   otelPlugin: fastifyOtelPlugin(),
   llm: createFailoverClientFromSettings(config, { redis: runtime.redis, keys: runtime.keys, logger }),
