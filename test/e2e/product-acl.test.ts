@@ -177,6 +177,11 @@ const CASES: Case[] = [
     expect: read,
   },
   {
+    route: 'GET /projects/:projectId/files/:fileId/versions/:version',
+    request: (w) => ({ path: `${F(w)}/versions/1` }),
+    expect: read,
+  },
+  {
     route: 'POST /projects/:projectId/files/:fileId/revert',
     request: (w) => ({ path: `${F(w)}/revert`, body: { version: 1 } }),
     expect: write(200),

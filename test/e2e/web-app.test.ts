@@ -205,6 +205,16 @@ describe('the web app', () => {
     const saved = await getJson(gateway(), `/projects/${stack.projectId}/files/${chapter.id}`, stack.apiKey);
     expect(saved.body.file).toMatchObject({ version: chapter.version + 2 });
     expect(saved.body.file.content).toContain('作者在浏览器里加的一句。');
+    // The history compares the collaborator's version with the text now.
+    await page.getByText(/历史版本/).click();
+    await page
+      .getByTestId('version-row')
+      .filter({ hasText: `版本 ${chapter.version + 1}` })
+      .getByRole('button', { name: '与当前对比' })
+      .click();
+    const diff = await page.getByTestId('version-diff').textContent();
+    expect(diff).toContain('− 合作者的版本。');
+    expect(diff).toContain('+ 作者在浏览器里加的一句。');
   });
 
   it('marks an AI draft written over the author’s save, and accepts it', async () => {

@@ -30,6 +30,8 @@ export const en = {
   version: 'version',
   versions: 'Versions',
   revert: 'Revert to this',
+  compare: 'Compare with now',
+  versionDiffHint: '− that version, + the text now',
   author: 'author',
   ai: 'AI',
   partial: 'partial',

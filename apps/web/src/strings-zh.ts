@@ -31,6 +31,8 @@ export const zh: Strings = {
   version: '版本',
   versions: '历史版本',
   revert: '恢复到此版本',
+  compare: '与当前对比',
+  versionDiffHint: '− 那个版本，+ 现在的文本',
   author: '作者',
   ai: 'AI',
   partial: '不完整',

@@ -11,6 +11,7 @@ import {
   GrantCreditsBody,
   GrantCreditsResponse,
   ProjectFileParams,
+  ProjectFileVersionParams,
   ProjectIdParams,
   QuotaResponse,
   RevertFileBody,
@@ -264,6 +265,14 @@ export const API_ROUTES: readonly ApiRoute[] = [
     params: ProjectFileParams,
     success: { status: 204 },
   }),
+  route(
+    'GET',
+    '/projects/:projectId/files/:fileId/versions/:version',
+    'One version of a file, with its text',
+    {
+      params: ProjectFileVersionParams,
+    },
+  ),
   route('GET', '/projects/:projectId/files/:fileId/versions', "A file's history", {
     params: ProjectFileParams,
   }),

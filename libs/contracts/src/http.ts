@@ -97,6 +97,10 @@ export const MAX_FILE_CHARS = 1_000_000;
 const fileTitle = storableText().trim().min(1).max(200);
 export const ProjectIdParams = z.object({ projectId: z.uuid() });
 export const ProjectFileParams = z.object({ projectId: z.uuid(), fileId: z.uuid() });
+/** One version of a file: path segments are strings, so the number is coerced and range-checked. */
+export const ProjectFileVersionParams = ProjectFileParams.extend({
+  version: z.coerce.number().int().min(0).max(2_147_483_647),
+});
 
 export const CreateFileBody = z.strictObject({
   title: fileTitle,

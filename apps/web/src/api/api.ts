@@ -61,6 +61,11 @@ export function createApi(token: string) {
         }),
       versions: (projectId: string, fileId: string) =>
         call<{ versions: FileVersion[] }>('GET', `${files(projectId)}/${fileId}/versions`),
+      version: (projectId: string, fileId: string, version: number) =>
+        call<{ version: FileVersion & { content: string } }>(
+          'GET',
+          `${files(projectId)}/${fileId}/versions/${version}`,
+        ),
       revert: (projectId: string, fileId: string, version: number, expectedVersion: number) =>
         call<{ file: ProjectFile }>('POST', `${files(projectId)}/${fileId}/revert`, {
           version,

@@ -154,6 +154,7 @@ export function Editor({
         projectId={projectId}
         fileId={fileId}
         currentVersion={file.version}
+        currentText={file.content ?? ''}
         onRevert={(version) =>
           void run(async () => (await api.files.revert(projectId, fileId, version, file.version)).file)
         }

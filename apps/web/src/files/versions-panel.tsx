@@ -2,19 +2,28 @@ import { useEffect, useState } from 'react';
 import type { Api } from '../api/api.ts';
 import type { FileVersion } from '../api/types.ts';
 import { useT } from '../i18n.tsx';
+import { diffLines } from './line-diff.ts';
 
 interface Props {
   api: Api;
   projectId: string;
   fileId: string;
   currentVersion: number;
+  /** The file's text now, to compare an old version against. */
+  currentText: string;
   onRevert(version: number): void;
 }
 
 /** GET …/versions, newest first: who wrote each version, partial AI saves marked, revert. */
-export function VersionsPanel({ api, projectId, fileId, currentVersion, onRevert }: Props) {
+export function VersionsPanel({ api, projectId, fileId, currentVersion, currentText, onRevert }: Props) {
   const t = useT();
   const [versions, setVersions] = useState<FileVersion[]>([]);
+  const [compared, setCompared] = useState<{ version: number; content: string } | undefined>();
+  const compare = (version: number) =>
+    void api.files
+      .version(projectId, fileId, version)
+      .then((answer) => setCompared({ version, content: answer.version.content }))
+      .catch(() => setCompared(undefined));
   // biome-ignore lint/correctness/useExhaustiveDependencies: a new current version means new history
   useEffect(() => {
     let live = true;
@@ -49,13 +58,34 @@ export function VersionsPanel({ api, projectId, fileId, currentVersion, onRevert
               {version.chars} · {new Date(version.created_at).toLocaleString()}
             </span>
             {version.version !== currentVersion && (
-              <button type="button" onClick={() => onRevert(version.version)}>
-                {t.revert}
-              </button>
+              <>
+                <button type="button" onClick={() => compare(version.version)}>
+                  {t.compare}
+                </button>
+                <button type="button" onClick={() => onRevert(version.version)}>
+                  {t.revert}
+                </button>
+              </>
             )}
           </li>
         ))}
       </ol>
+      {compared && (
+        <figure className="diff">
+          <figcaption>
+            {t.version} {compared.version} · {t.versionDiffHint}
+          </figcaption>
+          <pre data-testid="version-diff">
+            {diffLines(compared.content, currentText).map((line, index) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: lines of a fixed comparison, never reordered
+              <div key={index} className={`diff-${line.kind}`}>
+                {{ same: '  ', theirs: '− ', mine: '+ ' }[line.kind]}
+                {line.text}
+              </div>
+            ))}
+          </pre>
+        </figure>
+      )}
     </details>
   );
 }

@@ -2,6 +2,7 @@ import {
   AcceptDraftBody,
   CreateFileBody,
   ProjectFileParams,
+  ProjectFileVersionParams,
   ProjectIdParams,
   QuillError,
   RevertFileBody,
@@ -93,6 +94,16 @@ export function registerFileRoutes(
     await requireProject(pool, requireUser(request), projectId, 'read');
     await requireFile(pool, projectId, fileId);
     return { versions: (await listFileVersions(pool, fileId)).map(versionBody) };
+  });
+
+  // The text of one version, for a diff against the current text (the list carries no text).
+  app.get('/projects/:projectId/files/:fileId/versions/:version', async (request) => {
+    const { projectId, fileId, version } = parseInput(ProjectFileVersionParams, request.params);
+    await requireProject(pool, requireUser(request), projectId, 'read');
+    await requireFile(pool, projectId, fileId);
+    const found = await getFileVersion(pool, fileId, version);
+    if (!found) throw new QuillError('not_found');
+    return { version: { ...versionBody(found), content: found.content } };
   });
 
   app.post('/projects/:projectId/files/:fileId/revert', async (request) => {
