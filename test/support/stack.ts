@@ -172,7 +172,11 @@ function stackOf(parts: {
     services,
     get gateways() {
       return services
-        .filter((service) => service.name === 'gateway' && service.child.exitCode === null)
+        // A killed process has a signalCode and no exitCode: it is gone as well.
+        .filter(
+          (service) =>
+            service.name === 'gateway' && service.child.exitCode === null && service.child.signalCode === null,
+        )
         .map((service) => service.baseUrl!);
     },
     env,
