@@ -181,6 +181,10 @@ function live(name: Service) {
 }
 
 async function runBatch(fault: string, index: number): Promise<FaultResult> {
+  let firstTerminal: () => void = () => undefined;
+  const settling = new Promise<void>((resolve) => {
+    firstTerminal = resolve;
+  });
   const streams = Array.from({ length: RUNS }, (_, run) =>
     streamRun({
       gateways: () => stack.gateways,
@@ -188,9 +192,12 @@ async function runBatch(fault: string, index: number): Promise<FaultResult> {
       apiKey: stack.apiKey,
       body: { project_id: stack.projectId, message: `写《混沌${index}-${run}章》` },
       deadlineMs: 150_000,
+      onFrame: (frame) => {
+        if (isTerminalFrame(frame)) firstTerminal();
+      },
     }),
   );
-  const faultAt = await injectFault(fault);
+  const faultAt = await injectFault(fault, settling);
   const runs = await Promise.all(streams);
   const ids = runs.flatMap((run) => (run.runId ? [run.runId] : []));
   const rows = await settledRows(ids);
@@ -235,10 +242,15 @@ async function runBatch(fault: string, index: number): Promise<FaultResult> {
   return result;
 }
 
-/** Injects the fault and resolves with the moment recovery is measured from (preciseNow). */
-async function injectFault(fault: string): Promise<number> {
-  await sleep(AT_MS);
+/**
+ * Injects the fault where the service has work in flight — billing as the first run settles
+ * (right after its terminal frame), context while the first steps compile, the rest at `--at-ms`
+ * — and resolves with the moment recovery is measured from (preciseNow).
+ */
+async function injectFault(fault: string, settling: Promise<void>): Promise<number> {
   const [kind, name] = fault.split('-') as [string, Service];
+  if (name === 'billing') await settling;
+  else await sleep(name === 'context' ? 300 : AT_MS);
   if (kind === 'kill' || kind === 'term') {
     const victim = live(name)[0];
     if (!victim) throw new Error(`no live ${name} to ${kind}`);

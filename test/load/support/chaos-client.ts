@@ -33,6 +33,7 @@ export async function streamRun(options: {
   apiKey: string;
   body: unknown;
   deadlineMs: number;
+  onFrame?: (frame: SseFrame) => void;
 }): Promise<ClientRun> {
   const run: ClientRun = {
     runId: undefined,
@@ -49,6 +50,7 @@ export async function streamRun(options: {
     run.beats.push(event.receivedAt);
     const frame = JSON.parse(event.data) as SseFrame;
     run.frames.push({ seq: Number(event.id ?? 0), frame, at: event.receivedAt });
+    options.onFrame?.(frame);
     if (frame.type === 'done') done = true;
     return done;
   };
