@@ -171,9 +171,17 @@ function stackOf(parts: {
     projectId: demo.projectId,
     services,
     get gateways() {
-      return services
-        .filter((service) => service.name === 'gateway' && service.child.exitCode === null)
-        .map((service) => service.baseUrl!);
+      return (
+        services
+          // A killed process has a signalCode and no exitCode: it is gone as well.
+          .filter(
+            (service) =>
+              service.name === 'gateway' &&
+              service.child.exitCode === null &&
+              service.child.signalCode === null,
+          )
+          .map((service) => service.baseUrl!)
+      );
     },
     env,
     startService,

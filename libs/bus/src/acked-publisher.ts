@@ -18,6 +18,8 @@ export interface AckedPublisher {
 
 interface Waiting {
   subject: string;
+  data: Uint8Array;
+  headers: MsgHdrs;
   sentAt: number;
   resolve(ack: PubAck): void;
   reject(error: Error): void;
@@ -66,6 +68,21 @@ export function createAckedPublisher(
     Math.max(100, Math.floor(options.timeoutMs / 4)),
   );
   sweep.unref();
+  // A broker restart loses what was on the old socket and not yet stored: after a reconnect
+  // everything still waiting is sent again, in its order, under the same ack subject. Each
+  // carries its Nats-Msg-Id (publish.ts), so what was stored after all is not stored twice.
+  void (async () => {
+    for await (const status of connection.status()) {
+      if (status.type !== 'reconnect') continue;
+      for (const [id, entry] of waiting) {
+        try {
+          connection.publish(entry.subject, entry.data, { reply: `${prefix}.${id}`, headers: entry.headers });
+        } catch {
+          // Closed meanwhile: the close handler below fails every waiting publish.
+        }
+      }
+    }
+  })().catch(() => undefined);
   void connection.closed().then(() => {
     clearInterval(sweep);
     for (const entry of waiting.values())
@@ -77,7 +94,7 @@ export function createAckedPublisher(
     publish(subject, data, headers) {
       const id = counter++;
       return new Promise<PubAck>((resolve, reject) => {
-        waiting.set(id, { subject, sentAt: performance.now(), resolve, reject });
+        waiting.set(id, { subject, data, headers, sentAt: performance.now(), resolve, reject });
         try {
           connection.publish(subject, data, { reply: `${prefix}.${id}`, headers });
         } catch (error) {

@@ -10,6 +10,8 @@ export interface Bus {
   readonly names: BusNames;
   /** Where set-up (streams, consumers) logs what it waits for. */
   readonly logger: RetryLogger | undefined;
+  /** How a JetStream publish whose ack was lost is retried (README "Fault tolerance"). */
+  readonly publishRetry: PublishRetry;
   /** Drains subscriptions and pending publishes, then closes. */
   close(): Promise<void>;
 }
@@ -22,6 +24,14 @@ export interface BusOptions {
   logger?: RetryLogger;
   /** Aborts the wait for a server that does not answer (default: wait as long as it takes). */
   signal?: AbortSignal;
+  publishRetry?: Partial<PublishRetry>;
+}
+
+export interface PublishRetry {
+  /** How long one attempt waits for its ack (`NATS_PUBLISH_ACK_TIMEOUT_MS`). */
+  ackTimeoutMs: number;
+  /** All attempts of one publish together (`NATS_PUBLISH_RETRY_MS`); then the publish fails. */
+  deadlineMs: number;
 }
 
 // JetStream API calls (stream and consumer look-ups and upserts) can take seconds on a busy server
@@ -61,6 +71,7 @@ export async function connectBus(options: BusOptions): Promise<Bus> {
       jsm,
       names: busNames(options.namespace),
       logger: options.logger,
+      publishRetry: { ackTimeoutMs: 3000, deadlineMs: 15_000, ...options.publishRetry },
       async close() {
         if (connection.isClosed()) return;
         await connection.drain().catch(() => connection.close());

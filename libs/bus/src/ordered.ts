@@ -1,7 +1,8 @@
-import { DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
+import type { JsMsg } from '@nats-io/jetstream';
 import type { z } from 'zod';
 import { decodeEnvelope, InvalidEnvelopeError } from './codec.ts';
 import type { Bus } from './connection.ts';
+import { consumeOrdered } from './resubscribe.ts';
 
 export interface OrderedItem<T> {
   /** The JetStream stream sequence: the SSE `id:` and the resume point. */
@@ -20,19 +21,19 @@ export interface OrderedReader<T> extends AsyncIterable<OrderedItem<T>> {
 
 /**
  * Reads one subject of a stream in order from a sequence, live (an ordered consumer: no acks,
- * recreated by the client on gaps). nats-server 2.9 takes a single filter subject string.
+ * recreated by the client on gaps, and from the next sequence after a reconnect, see
+ * `consumeOrdered`). nats-server 2.9 takes a single filter subject string.
  */
 export async function readOrdered<S extends z.ZodType>(
   bus: Bus,
   options: { stream: string; subject: string; schema: S; startSeq?: number },
 ): Promise<OrderedReader<z.infer<S>>> {
-  const consumer = await bus.js.consumers.get(options.stream, {
-    filter_subjects: options.subject,
-    ...(options.startSeq && options.startSeq > 0
-      ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: options.startSeq }
-      : { deliver_policy: DeliverPolicy.All }),
+  const messages = await consumeOrdered(bus, {
+    stream: options.stream,
+    subject: options.subject,
+    startSeq: options.startSeq && options.startSeq > 0 ? options.startSeq : 0,
+    maxMessages: 256,
   });
-  const messages = await consumer.consume({ max_messages: 256 });
   const source = messages[Symbol.asyncIterator]();
   // A literal filter is every message's subject: no need to decode it from each message's bytes.
   const literal = /[*>]/.test(options.subject) ? undefined : options.subject;

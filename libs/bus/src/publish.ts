@@ -1,7 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { type PubAck, PubHeaders } from '@nats-io/jetstream';
-import type { MsgHdrs } from '@nats-io/transport-node';
 import type { z } from 'zod';
-import { type AckedPublisher, createAckedPublisher } from './acked-publisher.ts';
+import { type AckedPublisher, createAckedPublisher, PublishAckError } from './acked-publisher.ts';
+import { isTransientNatsError, type RetryLogger, retryWithBackoff } from './backoff.ts';
 import { encodeJson } from './codec.ts';
 import type { Bus } from './connection.ts';
 import { SpanKind, tracedHeaders, withSpan } from './tracing.ts';
@@ -18,7 +19,9 @@ export interface PublishOptions {
 
 /**
  * Validates the envelope before it leaves (a producer bug must fail here, not in every consumer)
- * and publishes to JetStream with trace headers.
+ * and publishes to JetStream with trace headers. Every publish carries a `Nats-Msg-Id` (the
+ * caller's, or one made here), so one whose ack was lost with a restarting broker is sent again
+ * until `bus.publishRetry.deadlineMs` and stored once (README "Fault tolerance").
  */
 export async function publishEnvelope<S extends z.ZodType>(
   bus: Bus,
@@ -28,17 +31,16 @@ export async function publishEnvelope<S extends z.ZodType>(
   options: PublishOptions = {},
 ): Promise<PubAck> {
   const data = encodeJson(schema.parse(body));
-  const send = (headers: MsgHdrs) =>
-    bus.js.publish(subject, data, {
-      headers,
-      ...(options.msgId ? { msgID: options.msgId } : {}),
-    });
+  const msgId = options.msgId ?? randomUUID();
   if (options.quiet) {
     // The caller's trace context is read now: the deferred send runs in another one.
     const headers = tracedHeaders();
-    if (options.msgId) headers.set(PubHeaders.MsgIdHdr, options.msgId);
+    headers.set(PubHeaders.MsgIdHdr, msgId);
     const publisher = ackedPublisherFor(bus);
-    return inNextBatch(bus, () => publisher.publish(subject, data, headers));
+    // Frames are many: their retries are not logged one by one.
+    return inNextBatch(bus, () =>
+      retryLostPublish(bus, subject, undefined, () => publisher.publish(subject, data, headers)),
+    );
   }
   return withSpan(
     `publish ${subjectFamily(subject)}`,
@@ -46,18 +48,47 @@ export async function publishEnvelope<S extends z.ZodType>(
       kind: SpanKind.PRODUCER,
       attributes: { 'messaging.system': 'nats', 'messaging.destination.name': subject },
     },
-    () => send(tracedHeaders()),
+    () => {
+      const headers = tracedHeaders();
+      return retryLostPublish(bus, subject, bus.logger, () =>
+        bus.js.publish(subject, data, { headers, msgID: msgId, timeout: bus.publishRetry.ackTimeoutMs }),
+      );
+    },
   );
 }
 
-/** How long a quiet publish waits for its ack; the JetStream client's default. */
-const QUIET_ACK_TIMEOUT_MS = 5000;
+/** Sends a publish again (same bytes, same Msg-Id) while its ack is lost, until the deadline. */
+function retryLostPublish(
+  bus: Bus,
+  subject: string,
+  logger: RetryLogger | undefined,
+  send: () => Promise<PubAck>,
+): Promise<PubAck> {
+  return retryWithBackoff(send, {
+    what: `the ack of a publish to ${subjectFamily(subject)}`,
+    logger,
+    initialDelayMs: 100,
+    maxDelayMs: 1000,
+    deadlineMs: bus.publishRetry.deadlineMs,
+    retryable: (error) => !bus.connection.isClosed() && isLostPublish(error),
+  });
+}
+
+/**
+ * An ack that did not come or a broker that was not there (restarting, JetStream recovering):
+ * another attempt may be stored. A refusal by the stream (limits, a wrong sequence) is an answer.
+ */
+function isLostPublish(error: unknown): boolean {
+  if (error instanceof PublishAckError) return /timeout|no stream|connection closed/.test(error.message);
+  return isTransientNatsError(error) || /503/.test((error as Error)?.message ?? '');
+}
+
 const publishers = new WeakMap<Bus, AckedPublisher>();
 
 function ackedPublisherFor(bus: Bus): AckedPublisher {
   let publisher = publishers.get(bus);
   if (!publisher) {
-    publisher = createAckedPublisher(bus.connection, { timeoutMs: QUIET_ACK_TIMEOUT_MS });
+    publisher = createAckedPublisher(bus.connection, { timeoutMs: bus.publishRetry.ackTimeoutMs });
     publishers.set(bus, publisher);
   }
   return publisher;

@@ -1,5 +1,6 @@
-import { DeliverPolicy, type MsgRequest, type NextMsgRequest } from '@nats-io/jetstream';
+import type { MsgRequest, NextMsgRequest } from '@nats-io/jetstream';
 import type { Bus } from './connection.ts';
+import { consumeOrdered } from './resubscribe.ts';
 
 /** A stored message as it is, for readers that decode only what they keep. */
 export interface RawStoredMessage {
@@ -16,18 +17,19 @@ export interface RawReader extends AsyncIterable<RawStoredMessage> {
 
 /**
  * Reads every message of a (wildcard) filter in order from a sequence, live, without decoding:
- * one ordered consumer that a process can fan out itself (the gateway's run event tap).
+ * one ordered consumer that a process can fan out itself (the gateway's run event tap). It
+ * re-subscribes after a broker restart from the next sequence (`consumeOrdered`).
  */
 export async function readOrderedRaw(
   bus: Bus,
   options: { stream: string; subject: string; startSeq: number; batch?: number },
 ): Promise<RawReader> {
-  const consumer = await bus.js.consumers.get(options.stream, {
-    filter_subjects: options.subject,
-    deliver_policy: DeliverPolicy.StartSequence,
-    opt_start_seq: Math.max(1, options.startSeq),
+  const messages = await consumeOrdered(bus, {
+    stream: options.stream,
+    subject: options.subject,
+    startSeq: Math.max(1, options.startSeq),
+    maxMessages: options.batch ?? 1024,
   });
-  const messages = await consumer.consume({ max_messages: options.batch ?? 1024 });
   return {
     close: () => messages.stop(),
     async *[Symbol.asyncIterator]() {

@@ -155,6 +155,10 @@ export const ConfigSchema = z.object({
   NATS_REQUEST_TIMEOUT_MS: int(10_000, 100),
   // All attempts of one request together: retried within it to reach a live replica.
   NATS_REQUEST_DEADLINE_MS: int(30_000, 100),
+  // A JetStream publish whose ack did not come (lost with a restarting broker) is sent again with
+  // its Nats-Msg-Id, which the stream dedupes, until the deadline (README "Fault tolerance").
+  NATS_PUBLISH_ACK_TIMEOUT_MS: int(3000, 100),
+  NATS_PUBLISH_RETRY_MS: int(15_000, 100),
   SHUTDOWN_TIMEOUT_MS: int(10_000, 100),
 });
 

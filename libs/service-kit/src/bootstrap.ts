@@ -51,6 +51,10 @@ export async function startService(service: string): Promise<ServiceRuntime> {
     namespace: config.QUILL_BUS_NAMESPACE,
     name: `${service}:${config.instanceId}`,
     logger,
+    publishRetry: {
+      ackTimeoutMs: config.NATS_PUBLISH_ACK_TIMEOUT_MS,
+      deadlineMs: config.NATS_PUBLISH_RETRY_MS,
+    },
   });
   await ensureStreams(bus, {
     eventsMaxAgeHours: config.EVENTS_MAX_AGE_H,
