@@ -114,6 +114,7 @@ const header = [
   'chapters-lost',
   'saved-twice',
   'charged-for-platform-fault',
+  'extra-model-calls',
 ];
 console.log(`${'fault'.padEnd(8)} ${header.join('  ')} | evidence the fault landed`);
 for (const outcome of outcomes) {
