@@ -116,6 +116,19 @@ describe('run traces', () => {
       ),
     );
     expect(failedCall.length).toBeGreaterThan(0);
+    // The writer's step span says the step failed, with the same code.
+    const step = await otlp.waitFor((received) =>
+      received.some(
+        (span) =>
+          span.name === 'writer step' &&
+          span.attributes['quill.run_id'] === runId &&
+          span.status.code === 'error',
+      ),
+    );
+    const writerStep = step.find(
+      (span) => span.name === 'writer step' && span.attributes['quill.run_id'] === runId,
+    )!;
+    expect(writerStep.attributes).toMatchObject({ 'quill.role': 'writer', 'quill.step.outcome': 'failed' });
     // What the failed run left of its script must not fail the next test's run.
     stack.fakeLlm.clearScripts();
   });

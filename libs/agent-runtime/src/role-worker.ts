@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { EmitterSettings } from './frame-emitter.ts';
 import { readStepJournal } from './step-journal.ts';
 import { runStepTurns, type StepRun } from './step-runner.ts';
+import { markStepSpan } from './step-span.ts';
 
 export interface RoleWorkerDependencies {
   bus: Bus;
@@ -79,6 +80,7 @@ export function createRoleTaskHandler(dependencies: RoleWorkerDependencies) {
           journal?.result ??
           (await runStep({ task, epoch, attempt: delivery.deliveryCount, log, stopWatch, journal }));
         if (!result) return ack;
+        markStepSpan(result);
         await publishEnvelope(
           bus,
           bus.names.steps(task.run_id),
