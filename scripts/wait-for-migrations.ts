@@ -10,7 +10,8 @@ const target = maskValue('DATABASE_URL', config.DATABASE_URL);
 const shipped = (await readMigrations()).map((migration) => migration.name);
 const pool = createPool(config.DATABASE_URL, { max: 1, applicationName: 'quill-wait-for-migrations' });
 const logger = {
-  warn: (fields: object, message: string) => console.log(JSON.stringify({ level: 'warn', ...fields, msg: message })),
+  warn: (fields: object, message: string) =>
+    console.log(JSON.stringify({ level: 'warn', ...fields, msg: message })),
 };
 
 class MigrationsPending extends Error {}

@@ -52,8 +52,9 @@ export function renderKustomization(directory: string): Manifest[] {
       manifest.metadata.labels = { ...manifest.metadata.labels, ...label.pairs };
       const template = podTemplate(manifest);
       if (label.includeTemplates && template) {
-        const metadata = (template.metadata ??= {}) as { labels?: Record<string, string> };
+        const metadata = (template.metadata ?? {}) as { labels?: Record<string, string> };
         metadata.labels = { ...metadata.labels, ...label.pairs };
+        template.metadata = metadata;
       }
     }
   }
