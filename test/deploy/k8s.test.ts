@@ -56,7 +56,7 @@ const podSpecOf = (manifest: Manifest) =>
 const find = (manifests: Manifest[], kind: string, name: string) =>
   manifests.find((manifest) => manifest.kind === kind && manifest.metadata.name === name);
 const configOf = (manifests: Manifest[]) =>
-  (find(manifests, 'ConfigMap', 'quill-config') as { data: Record<string, string> }).data;
+  (find(manifests, 'ConfigMap', 'quill-config') as unknown as { data: Record<string, string> }).data;
 
 describe.each(Object.entries(OVERLAYS))('deploy/k8s overlay %s', (name, manifests) => {
   it('renders only manifests valid against the Kubernetes and KEDA CRD schemas', async () => {
@@ -182,7 +182,7 @@ describe.each(Object.entries(OVERLAYS))('deploy/k8s overlay %s', (name, manifest
       // The Deployment serves exactly the roles whose lag scales it (the reviewer serves its one role by default).
       if (roles) expect(roles.split(',').map((role) => `role_${role}`)).toEqual(consumers);
     }
-    const hpa = find(manifests, 'HorizontalPodAutoscaler', 'quill-gateway') as {
+    const hpa = find(manifests, 'HorizontalPodAutoscaler', 'quill-gateway') as unknown as {
       spec: { minReplicas: number };
     };
     expect(hpa.spec.minReplicas).toBeGreaterThanOrEqual(2);
@@ -191,7 +191,7 @@ describe.each(Object.entries(OVERLAYS))('deploy/k8s overlay %s', (name, manifest
   });
 
   it('denies traffic by default and lets the apps wait for their release’s migrations', () => {
-    const deny = find(manifests, 'NetworkPolicy', 'quill-default-deny') as {
+    const deny = find(manifests, 'NetworkPolicy', 'quill-default-deny') as unknown as {
       spec: { policyTypes: string[] };
     };
     expect(deny.spec.policyTypes.sort()).toEqual(['Egress', 'Ingress']);
