@@ -76,7 +76,13 @@ export function endModelSpanFailed(span: Span, provider: string, model: string, 
     });
   }
   span.end();
-  quillMetrics().modelCalls.add(1, { provider, model, outcome: 'failed', error_kind: error.kind });
+  quillMetrics().modelCalls.add(1, {
+    provider,
+    model,
+    outcome: 'failed',
+    error_kind: error.kind,
+    ...(error.status === undefined ? {} : { http_status: String(error.status) }),
+  });
 }
 
 export function countFailover(from: string, to: string, reason: string): void {
