@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, postJson, slowReply } from '../support/api.ts';
 import { type Sample, scrape, sumOf } from '../support/prometheus.ts';
-import { frameTypes, readStream, startRun } from '../support/sse-client.ts';
+import { frameTypes, type ReceivedFrame, readStream, startRun } from '../support/sse-client.ts';
 import { type ServiceName, type Stack, startStack } from '../support/stack.ts';
 
 let stack: Stack;
@@ -85,5 +86,45 @@ describe('metrics on every service', () => {
       moved('billing', 'quill_billing_settlements_total', { decision: 'charge' }),
       names(after.billing),
     ).toBe(1);
+  });
+
+  it('counts a steer and a stop, and the stopped run by its reason', async () => {
+    stack.fakeLlm.addScript({ match: { role: 'writer' }, responses: [slowReply(20)] });
+    const before = await scrapeAll();
+    const response = await startRun(stack.gateways[0]!, stack.apiKey, {
+      project_id: stack.projectId,
+      message: '写一段很长的开头',
+    });
+    const runId = response.headers.get('x-quill-run-id')!;
+    const frames: ReceivedFrame[] = [];
+    const reading = readStream(response, { onFrame: (received) => frames.push(received) });
+    await eventually(async () =>
+      frames.some((received) => received.frame.type === 'text') ? true : undefined,
+    );
+    const open = await scrape(opsUrlOf('gateway'));
+    expect(sumOf(open, 'quill_sse_streams_open')).toBe(1);
+    expect(sumOf((await scrapeAll()).router, 'quill_runs_active')).toBe(1);
+    const sessionId = response.headers.get('x-quill-session-id')!;
+    expect(
+      (
+        await postJson(stack.gateways[0]!, '/agent/steer', stack.apiKey, {
+          session_id: sessionId,
+          message: '快一点',
+        })
+      ).status,
+    ).toBe(202);
+    expect((await postJson(stack.gateways[0]!, '/agent/stop', stack.apiKey, { run_id: runId })).status).toBe(
+      202,
+    );
+    await reading;
+    const after = await scrapeAll();
+    const moved = (service: ServiceName, name: string, labels: Record<string, string> = {}) =>
+      sumOf(after[service], name, labels) - sumOf(before[service], name, labels);
+    expect(moved('gateway', 'quill_run_steering_messages_total', { stage: 'queued' })).toBe(1);
+    expect(moved('gateway', 'quill_run_stop_requests_total', { reason: 'user_stopped' })).toBe(1);
+    expect(
+      moved('router', 'quill_runs_finished_total', { terminal: 'stopped', reason: 'user_stopped' }),
+    ).toBe(1);
+    expect(sumOf(after.router, 'quill_runs_active')).toBe(0);
   });
 });

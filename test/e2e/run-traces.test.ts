@@ -133,7 +133,7 @@ describe('run traces', () => {
     stack.fakeLlm.clearScripts();
   });
 
-  it('links a stop request to the trace of the run it stops; a stopped run is not an error', async () => {
+  it('links stop and steer requests to the trace of the run; a stopped run is not an error', async () => {
     stack.fakeLlm.addScript({ match: { role: 'writer' }, responses: [slowReply(20)] });
     const response = await startRun(stack.gateways[0]!, stack.apiKey, {
       project_id: stack.projectId,
@@ -146,6 +146,12 @@ describe('run traces', () => {
     await eventually(async () =>
       frames.some((received) => received.frame.type === 'text') ? true : undefined,
     );
+    const sessionId = response.headers.get('x-quill-session-id')!;
+    const steer = await postJson(stack.gateways[0]!, '/agent/steer', stack.apiKey, {
+      session_id: sessionId,
+      message: '节奏再快一点',
+    });
+    expect(steer.status).toBe(202);
     expect((await postJson(stack.gateways[0]!, '/agent/stop', stack.apiKey, { run_id: runId })).status).toBe(
       202,
     );
@@ -161,6 +167,14 @@ describe('run traces', () => {
     expect(stop.traceId).not.toBe(traceId);
     expect(stop.links.map((link) => link.traceId)).toContain(traceId);
     expect(stop.attributes['quill.stop_reason']).toBe('user_stopped');
+    const steered = await otlp.waitFor((received) =>
+      received.some((span) => span.name === 'run steer' && span.attributes['quill.run_id'] === runId),
+    );
+    const steerSpan = steered.find(
+      (span) => span.name === 'run steer' && span.attributes['quill.run_id'] === runId,
+    )!;
+    expect(steerSpan.traceId).not.toBe(traceId);
+    expect(steerSpan.links.map((link) => link.traceId)).toContain(traceId);
     const router = routerRunSpan(runId)(spans)!;
     expect(router.attributes).toMatchObject({
       'quill.run.terminal': 'stopped',
