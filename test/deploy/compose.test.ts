@@ -11,8 +11,11 @@ interface ComposeService {
   ports?: string[];
   depends_on?: Record<string, { condition: string }> | string[];
   healthcheck?: { test: string[] | string };
+  profiles?: string[];
+  volumes?: string[];
 }
 
+const composeText = readFileSync(new URL('../../docker-compose.yml', import.meta.url), 'utf8');
 const compose = parse(readFileSync(new URL('../../docker-compose.yml', import.meta.url), 'utf8'), {
   // Compose resolves `<<:` merge keys; the shared environment and dependencies rely on them.
   merge: true,
@@ -101,5 +104,59 @@ describe('docker-compose.yml', () => {
         if (/(KEY|TOKEN|SECRET|PASSWORD)/.test(key)) expect(value, `${name} ${key}`).toMatch(/^\$\{/);
       }
     }
+  });
+
+  it('gives every long-running service a healthcheck; the Quill services use /readyz on the ops port', () => {
+    for (const [name, service] of Object.entries(services)) {
+      if (name === 'migrate') continue; // a one-shot job: its exit code is its health
+      expect(service.healthcheck?.test, name).toBeTruthy();
+    }
+    for (const name of APP_SERVICES) {
+      expect(JSON.stringify(services[name]!.healthcheck!.test), name).toContain(
+        'http://127.0.0.1:9464/readyz',
+      );
+      expect(environmentOf(services[name]!).OPS_PORT, name).toBe('9464');
+      expect(environmentOf(services[name]!).OPS_HOST, name).toBe('0.0.0.0');
+    }
+  });
+
+  it('builds the services from the production target and only the fake LLM from dev', () => {
+    const targets = /^\s+target: (\w+)$/gm;
+    expect([...composeText.matchAll(targets)].map((match) => match[1])).toEqual(['production', 'dev']);
+    expect(services['fake-llm']!.image).toBe('quill-dev:local');
+    for (const name of APP_SERVICES) expect(services[name]!.image, name).toBe('quill:local');
+  });
+
+  it('offers Prometheus and Grafana in the optional monitoring profile, scraping every service', () => {
+    expect(services.prometheus?.profiles).toEqual(['monitoring']);
+    expect(services.grafana?.profiles).toEqual(['monitoring']);
+    for (const name of [...APP_SERVICES, ...INFRASTRUCTURE])
+      expect(services[name]!.profiles, name).toBeUndefined();
+    const prometheus = parse(
+      readFileSync(new URL('../../deploy/prometheus/prometheus.yml', import.meta.url), 'utf8'),
+    );
+    const discovery = prometheus.scrape_configs[0].dns_sd_configs[0];
+    expect([...discovery.names].sort()).toEqual([...APP_SERVICES].sort());
+    expect(discovery.port).toBe(9464);
+    expect(prometheus.rule_files).toEqual(['/etc/prometheus/alerts.yml']);
+    expect(services.prometheus!.volumes).toContain(
+      './deploy/prometheus/alerts.yml:/etc/prometheus/alerts.yml:ro',
+    );
+  });
+});
+
+describe('deploy/Dockerfile', () => {
+  const dockerfile = readFileSync(new URL('../../deploy/Dockerfile', import.meta.url), 'utf8');
+  const stages = dockerfile.split(/^FROM /m).slice(1);
+  const stage = (name: string) => stages.find((text) => text.split('\n')[0]!.includes(` AS ${name}`))!;
+
+  it('builds production last (the default target), from the app stage, without the fake LLM', () => {
+    expect(stages.at(-1)!.split('\n')[0]).toBe('app AS production');
+    for (const name of ['app', 'production']) {
+      expect(stage(name), name).not.toMatch(/COPY test/);
+    }
+    expect(stage('app')).toContain('rm -rf test node_modules/@quill/fake-llm');
+    expect(stage('dev')).toContain('COPY test/fake-llm');
+    expect(stage('production')).toContain('USER node');
   });
 });

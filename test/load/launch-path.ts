@@ -25,7 +25,12 @@ const TTFT_MS = 100;
 
 const receiver = await startOtlpReceiver();
 const bench = await startBenchStack({
-  env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, ...envFromPairs(values.env) },
+  // The test receiver reads OTLP/JSON; the services' default is http/protobuf.
+  env: {
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    ...envFromPairs(values.env),
+  },
 });
 const layouts: Array<Map<string, { offset: number; duration: number }>> = [];
 const toModel: number[] = [];

@@ -16,6 +16,11 @@ export interface ReceivedSpan {
   /** The instrumentation scope, e.g. `@opentelemetry/instrumentation-pg`. */
   scope: string;
   attributes: Record<string, unknown>;
+  /** The service's resource attributes (`OTEL_RESOURCE_ATTRIBUTES` merged in). */
+  resource: Record<string, unknown>;
+  status: { code: 'unset' | 'ok' | 'error'; message: string };
+  /** Span links: other traces this span belongs to (a stop request → its run). */
+  links: Array<{ traceId: string; spanId: string }>;
   /** Start and end in epoch milliseconds (sub-millisecond precision kept). */
   startMs: number;
   endMs: number;
@@ -25,6 +30,8 @@ export interface OtlpReceiver {
   /** Base URL to use as OTEL_EXPORTER_OTLP_ENDPOINT. */
   endpoint: string;
   spans(): ReceivedSpan[];
+  /** The content type of every trace post, to see which OTLP encoding an exporter used. */
+  traceContentTypes(): string[];
   /** Resolves with all spans once `predicate` holds for them; rejects after `timeoutMs`. */
   waitFor(predicate: (spans: ReceivedSpan[]) => boolean, timeoutMs?: number): Promise<ReceivedSpan[]>;
   clear(): void;
@@ -47,10 +54,11 @@ const KINDS: readonly ReceivedSpanKind[] = [
  */
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const received: ReceivedSpan[] = [];
+  const contentTypes: string[] = [];
   const waiters = new Set<() => void>();
 
   const server = createServer((request, response) => {
-    handle(request, response, received).then(
+    handle(request, response, received, contentTypes).then(
       () => {
         for (const check of waiters) check();
       },
@@ -67,6 +75,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   return {
     endpoint: `http://127.0.0.1:${port}`,
     spans: () => [...received],
+    traceContentTypes: () => [...contentTypes],
     clear: () => {
       received.length = 0;
     },
@@ -97,13 +106,19 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   };
 }
 
-async function handle(request: IncomingMessage, response: ServerResponse, received: ReceivedSpan[]) {
+async function handle(
+  request: IncomingMessage,
+  response: ServerResponse,
+  received: ReceivedSpan[],
+  contentTypes: string[],
+) {
   const chunks: Buffer[] = [];
   for await (const chunk of request) chunks.push(chunk as Buffer);
   let body = Buffer.concat(chunks);
   if (request.headers['content-encoding'] === 'gzip') body = gunzipSync(body);
 
   if (request.method === 'POST' && request.url === '/v1/traces') {
+    contentTypes.push(request.headers['content-type'] ?? '');
     if (!request.headers['content-type']?.includes('application/json')) {
       response.writeHead(415, { 'content-type': 'application/json' });
       response.end(JSON.stringify({ error: 'only OTLP/HTTP JSON is supported' }));
@@ -140,6 +155,8 @@ interface OtlpTracesRequest {
         name: string;
         kind?: number;
         attributes?: OtlpKeyValue[];
+        status?: { code?: number; message?: string };
+        links?: Array<{ traceId: string; spanId: string }>;
         startTimeUnixNano?: string | number;
         endTimeUnixNano?: string | number;
       }>;
@@ -163,6 +180,12 @@ function parseTraces(request: OtlpTracesRequest): ReceivedSpan[] {
           serviceName,
           scope: scopeSpans.scope?.name ?? '',
           attributes: toRecord(span.attributes),
+          resource,
+          status: {
+            code: STATUS_CODES[span.status?.code ?? 0] ?? 'unset',
+            message: span.status?.message ?? '',
+          },
+          links: (span.links ?? []).map((link) => ({ traceId: link.traceId, spanId: link.spanId })),
           startMs: nanosToMs(span.startTimeUnixNano),
           endMs: nanosToMs(span.endTimeUnixNano),
         });
@@ -171,6 +194,8 @@ function parseTraces(request: OtlpTracesRequest): ReceivedSpan[] {
   }
   return spans;
 }
+
+const STATUS_CODES = ['unset', 'ok', 'error'] as const;
 
 /** int64 nanoseconds arrive as a JSON string; BigInt keeps them exact before scaling down. */
 function nanosToMs(value: string | number | undefined): number {

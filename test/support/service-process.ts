@@ -21,6 +21,8 @@ export interface ServiceProcess {
   output(): string;
   /** Gateway only: its base URL once ready. */
   baseUrl?: string;
+  /** Its health + metrics port (`/livez`, `/readyz`, `/metrics`), from its `ops_address` log. */
+  opsUrl?: string;
 }
 
 /**
@@ -63,6 +65,8 @@ export async function spawnService(
       for (const line of text.split('\n')) {
         if (!line) continue;
         options.onLine?.(line);
+        const ops = /"ops_address":"([^"]+)"/.exec(line)?.[1];
+        if (ops) service.opsUrl = ops;
         if (!line.includes(' ready"')) continue;
         if (name === 'gateway') service.baseUrl = /"address":"([^"]+)"/.exec(line)?.[1];
         clearTimeout(timer);

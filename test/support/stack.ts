@@ -91,7 +91,10 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       GATEWAY_PORT: '0',
       LOG_LEVEL: 'info',
       DATABASE_POOL_MAX: '4',
-      ...(options.otlpEndpoint ? { OTEL_EXPORTER_OTLP_ENDPOINT: options.otlpEndpoint } : {}),
+      // The test receiver reads OTLP/JSON (test/support/otlp-receiver.ts).
+      ...(options.otlpEndpoint
+        ? { OTEL_EXPORTER_OTLP_ENDPOINT: options.otlpEndpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }
+        : {}),
       ...options.env,
     };
     const replicas = {

@@ -60,6 +60,7 @@ export async function startRoleWorkers(
     });
     runtime.onShutdown(() => consumer.stop());
   }
+  runtime.markReady();
   logger.info({ roles, instance: config.instanceId }, 'role workers ready');
 }
 

@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { EmitterSettings } from './frame-emitter.ts';
 import { readStepJournal } from './step-journal.ts';
 import { runStepTurns, type StepRun } from './step-runner.ts';
+import { markStepSpan } from './step-span.ts';
 
 export interface RoleWorkerDependencies {
   bus: Bus;
@@ -95,6 +96,7 @@ export function createRoleTaskHandler(dependencies: RoleWorkerDependencies) {
           return nak(0);
         }
         if (!result) return ack;
+        markStepSpan(result);
         await publishEnvelope(
           bus,
           bus.names.steps(task.run_id),

@@ -1,5 +1,6 @@
 import { type AgentRole, type ChatMessage, frame } from '@quill/contracts';
 import { drainSteer, type RedisClient, type RedisKeys } from '@quill/redis';
+import { quillMetrics } from '@quill/telemetry';
 import type { StepEmitter } from './frame-emitter.ts';
 
 /**
@@ -21,5 +22,6 @@ export async function drainSteering(
     messages.push({ role: 'user', content: `[作者插话] ${text}` });
     emitter.emit(frame('steering_received', runId, { content: text }));
   }
+  if (pending.length > 0) quillMetrics().steeringMessages.add(pending.length, { stage: 'delivered' });
   return pending.length;
 }

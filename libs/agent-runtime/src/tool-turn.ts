@@ -1,5 +1,6 @@
 import { type AgentRole, type ChatMessage, frame, type ToolCall } from '@quill/contracts';
 import { RunFencedError } from '@quill/db';
+import { quillMetrics, withSpan } from '@quill/telemetry';
 import { executeTool, TOOL_SPECS, type ToolContext, type ToolResult } from '@quill/tools';
 import type { Logger } from 'pino';
 import type { StepEmitter } from './frame-emitter.ts';
@@ -53,12 +54,33 @@ export function createToolTurnRunner(options: {
           ...progress,
         }),
       );
-    const outcome = await executeTool(
-      call.function.name,
-      call.function.arguments,
-      // The call's writes carry this key, so a retry or a takeover never applies them twice.
-      { ...context, reportProgress, callKey: `t${turnIndex}:${call.id}` },
-      (error) => log.error({ err: error, tool: call.function.name }, 'tool failed unexpectedly'),
+    // One span per tool call, named by the GenAI conventions (`execute_tool <name>`).
+    const outcome = await withSpan(
+      `execute_tool ${call.function.name}`,
+      {
+        attributes: {
+          'gen_ai.operation.name': 'execute_tool',
+          'gen_ai.tool.name': call.function.name,
+          'gen_ai.tool.call.id': call.id,
+          'quill.run_id': context.runId,
+          'quill.role': role,
+        },
+      },
+      async (span) => {
+        const result = await executeTool(
+          call.function.name,
+          call.function.arguments,
+          // The call's writes carry this key, so a retry or a takeover never applies them twice.
+          { ...context, reportProgress, callKey: `t${turnIndex}:${call.id}` },
+          (error) => log.error({ err: error, tool: call.function.name }, 'tool failed unexpectedly'),
+        );
+        if (result.status === 'error') {
+          // Answered to the model, not thrown: the span says so and the metric counts it.
+          span.setAttribute('error.type', result.error_type);
+          quillMetrics().toolErrors.add(1, { tool: call.function.name, error_type: result.error_type });
+        }
+        return result;
+      },
     );
     // The lease is gone: this worker must not go on calling the model for a run it lost.
     if (outcome.status === 'error' && outcome.error_type === 'run_not_active') {

@@ -4,6 +4,7 @@ import type { z } from 'zod';
 import { isTransientNatsError, retryWithBackoff } from './backoff.ts';
 import { decodeEnvelope, InvalidEnvelopeError } from './codec.ts';
 import type { Bus } from './connection.ts';
+import { trackConsumer } from './consumer-lag.ts';
 import { contextFromHeaders, SpanKind, withSpan } from './tracing.ts';
 
 /** What to do with a message once its handler is done. */
@@ -62,6 +63,7 @@ export async function consumeDurable<S extends z.ZodType>(
     logger: options.logger,
     retryable: isTransientNatsError,
   });
+  trackConsumer(bus, options.stream, options.consumer);
   const shutdown = new AbortController();
   const running = new Set<Promise<void>>();
   let slotFreed: (() => void) | undefined;
@@ -88,6 +90,7 @@ export async function consumeDurable<S extends z.ZodType>(
           'messaging.system': 'nats',
           'messaging.destination.name': message.subject,
           'messaging.nats.delivery_count': deliveryCount,
+          ...runAttributes(envelope),
         },
         ...(parent ? { parent } : {}),
       },
@@ -169,4 +172,18 @@ export async function consumeDurable<S extends z.ZodType>(
       await Promise.allSettled(running);
     },
   };
+}
+
+/**
+ * `quill.run_id`, `quill.session_id` and `quill.role` from an envelope that carries them, so a run
+ * can be found in Jaeger by its id (docs/operations.md "Traces").
+ */
+export function runAttributes(envelope: unknown): Record<string, string> {
+  if (typeof envelope !== 'object' || envelope === null) return {};
+  const fields = envelope as Record<string, unknown>;
+  const attributes: Record<string, string> = {};
+  if (typeof fields.run_id === 'string') attributes['quill.run_id'] = fields.run_id;
+  if (typeof fields.session_id === 'string') attributes['quill.session_id'] = fields.session_id;
+  if (typeof fields.role === 'string') attributes['quill.role'] = fields.role;
+  return attributes;
 }

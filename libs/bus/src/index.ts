@@ -10,8 +10,10 @@ export {
   type Disposition,
   type DurableConsumerOptions,
   nak,
+  runAttributes,
   term,
 } from './consume.ts';
+export { type ConsumerLag, consumerLag } from './consumer-lag.ts';
 export { countStored, type OrderedItem, type OrderedReader, readOrdered, readStored } from './ordered.ts';
 export { type PublishOptions, publishCore, publishEnvelope, subjectFamily } from './publish.ts';
 export {
@@ -30,5 +32,6 @@ export {
   serveRequests,
 } from './request.ts';
 export { publishFrame } from './run-events.ts';
+export { runTraceContext } from './run-trace.ts';
 export { ensureRoleConsumer, ensureStreams, ensureUsageConsumer, type StreamSettings } from './streams.ts';
 export { contextFromHeaders, tracedHeaders } from './tracing.ts';

@@ -41,6 +41,17 @@ export const ConfigSchema = z.object({
   OTEL_TRACES_SAMPLER_RATIO: z.coerce.number().min(0).max(1).default(1),
   // Unset: derived from the entry file (services/<name>/src/main.ts → quill-<name>).
   OTEL_SERVICE_NAME: optionalString,
+  // The OTel spec's variables (docs/operations.md "Traces"): the wire encoding of the trace export,
+  // and `key=value,…` resource attributes (e.g. k8s.pod.name) merged under the service's own.
+  OTEL_EXPORTER_OTLP_PROTOCOL: z.enum(['http/protobuf', 'http/json', 'grpc']).default('http/protobuf'),
+  OTEL_RESOURCE_ATTRIBUTES: z.string().default(''),
+  // The health + metrics port every service serves (/livez, /readyz, /metrics; docs/operations.md):
+  // 0 picks a free port (several services on one machine); deployments set a fixed one.
+  OPS_HOST: z.string().default('127.0.0.1'),
+  OPS_PORT: int(0, 0, 65_535),
+  // How long a dependency (NATS) may be down before /readyz fails: a short blip must not take
+  // every replica out of its Service at once (docs/operations.md "Probes").
+  OPS_READY_DEPENDENCY_GRACE_S: int(30, 0),
 
   GATEWAY_HOST: z.string().default('127.0.0.1'),
   GATEWAY_PORT: int(8080),

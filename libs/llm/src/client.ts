@@ -86,7 +86,11 @@ async function* streamChat(
     );
   };
   arm(timeouts.connectMs, 'connect');
-  const onCallerAbort = () => controller.abort(request.signal?.reason);
+  // An author's stop aborts as an AbortError (whatever the caller's reason): the fetch
+  // instrumentation then ends its span without an error, since a stop is no failure of the call
+  // (docs/operations.md "Traces"). The stop's reason is the caller's to report, not this layer's.
+  const onCallerAbort = () =>
+    controller.abort(new DOMException(`stopped: ${String(request.signal?.reason)}`, 'AbortError'));
   if (request.signal?.aborted) onCallerAbort();
   else request.signal?.addEventListener('abort', onCallerAbort, { once: true });
   const assembler = new StreamAssembler();

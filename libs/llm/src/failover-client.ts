@@ -3,6 +3,15 @@ import { type BreakerSettings, type CircuitBreaker, createCircuitBreaker } from 
 import { createLlmClient, type LlmTimeouts } from './client.ts';
 import { canFailOver, isProviderFailure, LlmCallError } from './errors.ts';
 import { trimTranscript } from './intra-run-trimmer.ts';
+import {
+  countFailover,
+  endModelSpanFailed,
+  endModelSpanOk,
+  inSpan,
+  inSpanSync,
+  observingBreaker,
+  startModelSpan,
+} from './model-telemetry.ts';
 import { type LlmProvider, modelFor } from './provider.ts';
 import { createSessionPins, type SessionPins } from './session-pin.ts';
 import { encodingForModel } from './token-estimate.ts';
@@ -48,7 +57,7 @@ export function createFailoverClient(options: FailoverClientOptions): FailoverLl
     ]),
   );
   const breaker = failOpen(
-    createCircuitBreaker(options.redis, options.keys, options.breaker),
+    observingBreaker(createCircuitBreaker(options.redis, options.keys, options.breaker)),
     options.logger,
   );
   const pins = createSessionPins(options.redis, options.keys, options.pinTtlMs);
@@ -107,19 +116,24 @@ async function* streamWithFailover(
       );
     }
     const startedAt = performance.now();
-    const stream = context.clients
-      .get(provider.name)!
-      // This layer reports attempts itself (with their index), so the provider client's hook is unset.
-      .streamChat({ ...request, messages: fitted.messages, model: target.model, onAttempt: undefined });
+    const startedAtEpochMs = performance.timeOrigin + startedAt;
+    const span = startModelSpan(provider.name, target.model, request);
+    const stream = inSpanSync(span, () =>
+      context.clients
+        .get(provider.name)!
+        // This layer reports attempts itself (with their index), so the provider client's hook is unset.
+        .streamChat({ ...request, messages: fitted.messages, model: target.model, onAttempt: undefined }),
+    );
     let done = false;
     try {
-      let step = await stream.next();
+      let step = await inSpan(span, () => stream.next());
       while (!step.done) {
         yield step.value;
-        step = await stream.next();
+        step = await inSpan(span, () => stream.next());
       }
       done = true;
       const result = step.value;
+      endModelSpanOk(span, { provider: provider.name, role: request.role, startedAtEpochMs }, result);
       attempts.push({
         index: attempts.length,
         provider: provider.name,
@@ -140,7 +154,11 @@ async function* streamWithFailover(
       return { ...result, failovers: position, attempts };
     } catch (error) {
       done = true;
-      if (!(error instanceof LlmCallError)) throw error;
+      if (!(error instanceof LlmCallError)) {
+        span.end();
+        throw error;
+      }
+      endModelSpanFailed(span, provider.name, target.model, error);
       attempts.push({
         index: attempts.length,
         provider: provider.name,
@@ -168,7 +186,10 @@ async function* streamWithFailover(
       throw error;
     } finally {
       // The caller stopped iterating (author stop): close the provider stream and its timers.
-      if (!done) await stream.return(undefined as never).catch(() => undefined);
+      if (!done) {
+        span.end();
+        await stream.return(undefined as never).catch(() => undefined);
+      }
     }
   }
   throw lastError ?? new LlmCallError({ provider: 'none', kind: 'circuit_open', outputStarted: false });
@@ -223,6 +244,7 @@ function logSwitch(
   to: LlmProvider,
   reason: string,
 ) {
+  countFailover(from.name, to.name, reason);
   context.logger?.warn(
     {
       run_id: request.runId,

@@ -1,10 +1,11 @@
-import { type Bus, decodeEnvelope, publishCore } from '@quill/bus';
+import { type Bus, decodeEnvelope, publishCore, runTraceContext } from '@quill/bus';
 import {
   ControlEnvelope,
   WorkflowStoppedReason as ReasonSchema,
   type WorkflowStoppedReason,
 } from '@quill/contracts';
 import { getStopFlag, type RedisClient, type RedisKeys, setStopFlag } from '@quill/redis';
+import { quillMetrics, withSpan } from '@quill/telemetry';
 
 export interface StopWatch {
   /** Aborted when the run is stopped; passed to the model stream so it ends mid-token. */
@@ -66,12 +67,24 @@ export async function requestStop(
   reason: WorkflowStoppedReason,
   flagTtlMs: number,
 ): Promise<void> {
-  await setStopFlag(redis, keys.stop(runId), reason, flagTtlMs);
-  publishCore(bus, bus.names.control(runId), ControlEnvelope, {
-    v: 1,
-    run_id: runId,
-    action: 'stop',
-    reason,
-  });
-  await bus.connection.flush();
+  quillMetrics().stopRequests.add(1, { reason });
+  // The request is its own trace (an HTTP call, a watchdog); the link leads to the run it stops.
+  const runTrace = await runTraceContext(bus, runId);
+  await withSpan(
+    'run stop',
+    {
+      attributes: { 'quill.run_id': runId, 'quill.stop_reason': reason },
+      ...(runTrace ? { links: [{ context: runTrace }] } : {}),
+    },
+    async () => {
+      await setStopFlag(redis, keys.stop(runId), reason, flagTtlMs);
+      publishCore(bus, bus.names.control(runId), ControlEnvelope, {
+        v: 1,
+        run_id: runId,
+        action: 'stop',
+        reason,
+      });
+      await bus.connection.flush();
+    },
+  );
 }

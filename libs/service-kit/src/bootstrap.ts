@@ -1,10 +1,11 @@
-import { type Bus, connectBus, ensureStreams, retryWithBackoff } from '@quill/bus';
+import { type Bus, connectBus, consumerLag, ensureStreams, retryWithBackoff } from '@quill/bus';
 import { type Config, loadConfig, type SecretUse } from '@quill/config';
 import { createPool } from '@quill/db';
 import { createRedis, type RedisClient, type RedisKeys, redisKeys } from '@quill/redis';
-import { createLogger, shutdownTelemetry } from '@quill/telemetry';
+import { asyncGauges, createLogger, shutdownTelemetry } from '@quill/telemetry';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
+import { type OpsServer, startOpsServer } from './ops-server.ts';
 import { installShutdown } from './shutdown.ts';
 
 export interface ServiceRuntime {
@@ -16,6 +17,10 @@ export interface ServiceRuntime {
   readonly keys: RedisKeys;
   /** Registers work to stop first (consumers, servers), before connections close. */
   onShutdown(stop: () => Promise<void>): void;
+  /** The health + metrics port (`/livez`, `/readyz`, `/metrics`). */
+  readonly ops: OpsServer;
+  /** Makes `/readyz` answer 200: call once the handlers are wired. */
+  markReady(): void;
 }
 
 /**
@@ -43,6 +48,13 @@ export async function startService(service: string): Promise<ServiceRuntime> {
   for (const conflict of config.conflicts) {
     logger.warn(conflict, 'config set differently in .env and the process environment');
   }
+  // First, so probes see a live (not yet ready) process while dependencies are waited for.
+  const ops = await startOpsServer({
+    host: config.OPS_HOST,
+    port: config.OPS_PORT,
+    readyGraceMs: config.OPS_READY_DEPENDENCY_GRACE_S * 1000,
+    logger,
+  });
   // Every dependency is waited for (with backoff, each attempt logged) rather than exiting: a
   // replica that starts before its broker or database, or CPU-starved while the fleet scales
   // out, would otherwise crash-loop (README "Fault tolerance").
@@ -62,6 +74,8 @@ export async function startService(service: string): Promise<ServiceRuntime> {
     runMaxDeliver: config.RUN_MAX_DELIVER,
     taskAckWaitSeconds: config.TASK_ACK_WAIT_S,
   });
+  watchBusStatus(bus, ops);
+  observeConsumerLag(bus);
   const pool = createPool(config.DATABASE_URL, {
     max: config.DATABASE_POOL_MAX,
     min: config.DATABASE_POOL_MIN,
@@ -78,10 +92,12 @@ export async function startService(service: string): Promise<ServiceRuntime> {
     logger,
     timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     async stop() {
+      ops.state.draining = true;
       for (const stop of stoppers.reverse())
         await stop().catch((error: unknown) => logger.error({ err: error }, 'stop failed'));
       await bus.close();
       await Promise.allSettled([pool.end(), redis.quit()]);
+      await ops.close();
       await shutdownTelemetry();
     },
   });
@@ -93,5 +109,35 @@ export async function startService(service: string): Promise<ServiceRuntime> {
     redis,
     keys: redisKeys(config.QUILL_REDIS_PREFIX),
     onShutdown: (stop) => stoppers.push(stop),
+    ops,
+    markReady: () => {
+      ops.state.started = true;
+    },
   };
+}
+
+/** Records since when NATS has been unreachable, for `/readyz` (docs/operations.md "Probes"). */
+function watchBusStatus(bus: Bus, ops: OpsServer): void {
+  void (async () => {
+    for await (const status of bus.connection.status()) {
+      if (status.type === 'disconnect') ops.state.busDownSince ??= Date.now();
+      else if (status.type === 'reconnect') ops.state.busDownSince = undefined;
+    }
+  })().catch(() => undefined);
+}
+
+/** JetStream lag of the consumers this process pulls, read at each scrape. */
+function observeConsumerLag(bus: Bus): void {
+  asyncGauges(
+    {
+      pending: 'quill.jetstream.consumer.pending',
+      ackPending: 'quill.jetstream.consumer.ack_pending',
+      redelivered: 'quill.jetstream.consumer.redelivered',
+    },
+    async () =>
+      (await consumerLag(bus)).map((lag) => ({
+        values: { pending: lag.pending, ackPending: lag.ackPending, redelivered: lag.redelivered },
+        attributes: { stream: lag.stream, consumer: lag.consumer },
+      })),
+  );
 }

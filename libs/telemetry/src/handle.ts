@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { FastifyOtelInstrumentation } from '@fastify/otel';
 
 export type FastifyOtelPlugin = ReturnType<FastifyOtelInstrumentation['plugin']>;
@@ -10,6 +11,8 @@ export interface TelemetryHandle {
   /** Flushes and stops the SDK; later calls return the same promise. */
   shutdown(): Promise<void>;
   fastifyPlugin(): FastifyOtelPlugin;
+  /** Answers a Prometheus scrape with every metric of this process (text exposition format). */
+  serveMetrics(request: IncomingMessage, response: ServerResponse): void;
 }
 
 // A global symbol rather than a module variable: register.ts and main.ts still meet here if two

@@ -1,4 +1,11 @@
-export { type Attributes, type Context, type Span, SpanKind, SpanStatusCode } from '@opentelemetry/api';
+export {
+  type Attributes,
+  type Context,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from '@opentelemetry/api';
 export {
   currentTelemetry,
   type FastifyOtelPlugin,
@@ -17,6 +24,7 @@ export {
   type RunLogFields,
   runLogger,
 } from './logger.ts';
+export { asyncGauges, observedGauge, type QuillMetrics, quillMetrics } from './metrics.ts';
 export { extractTraceContext, injectTraceHeaders } from './propagation.ts';
 export { startTelemetry, type TelemetryOptions } from './sdk.ts';
 export { resolveServiceName } from './service-name.ts';

@@ -6,6 +6,7 @@
 import { register } from 'node:module';
 import { loadConfig } from '@quill/config';
 import { createAddHookMessageChannel } from 'import-in-the-middle';
+import { parseResourceAttributes } from './exporters.ts';
 import { installTelemetryHandle } from './handle.ts';
 import { startTelemetry } from './sdk.ts';
 import { resolveServiceName } from './service-name.ts';
@@ -21,6 +22,8 @@ const handle = startTelemetry({
   instanceId: config.instanceId,
   environment: config.NODE_ENV,
   endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
+  protocol: config.OTEL_EXPORTER_OTLP_PROTOCOL,
+  resourceAttributes: parseResourceAttributes(config.OTEL_RESOURCE_ATTRIBUTES),
   samplerRatio: config.OTEL_TRACES_SAMPLER_RATIO,
 });
 installTelemetryHandle(handle);

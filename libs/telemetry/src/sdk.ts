@@ -1,6 +1,6 @@
 import { diag } from '@opentelemetry/api';
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import {
   defaultResource,
   hostDetector,
@@ -18,16 +18,22 @@ import {
   TraceIdRatioBasedSampler,
 } from '@opentelemetry/sdk-trace';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+import { type OtlpProtocol, traceExporterFor } from './exporters.ts';
 import type { FastifyOtelPlugin, TelemetryHandle } from './handle.ts';
 import { createInstrumentations } from './instrumentations.ts';
+import { ErrorStatusFilter } from './span-filters.ts';
 
 export interface TelemetryOptions {
   serviceName: string;
   instanceId: string;
   /** `deployment.environment.name`, e.g. NODE_ENV. */
   environment?: string;
-  /** Base OTLP/HTTP URL (`/v1/traces` is appended). Unset: spans exist but are not exported. */
+  /** Base OTLP URL (`/v1/traces` is appended for HTTP). Unset: spans exist but are not exported. */
   endpoint?: string;
+  /** `OTEL_EXPORTER_OTLP_PROTOCOL`; `http/protobuf` (the spec's default) when omitted. */
+  protocol?: OtlpProtocol;
+  /** `OTEL_RESOURCE_ATTRIBUTES`, parsed; the service's own name and instance id win. */
+  resourceAttributes?: Record<string, string>;
   /** Fraction of new traces sampled; a sampled parent's decision is always followed. */
   samplerRatio?: number;
   /** Replaces the OTLP exporter, e.g. an InMemorySpanExporter in tests. */
@@ -45,15 +51,21 @@ export function startTelemetry(options: TelemetryOptions): TelemetryHandle {
   const instrumentations = createInstrumentations();
   const exporter =
     options.exporter ??
-    (options.endpoint ? new OTLPTraceExporter({ url: tracesUrl(options.endpoint) }) : undefined);
+    (options.endpoint ? traceExporterFor(options.protocol ?? 'http/protobuf', options.endpoint) : undefined);
   const spanProcessor: SpanProcessor = exporter
-    ? new BatchSpanProcessor({ exporter, scheduledDelayMillis: options.scheduledDelayMillis ?? 200 })
+    ? new BatchSpanProcessor({
+        exporter: new ErrorStatusFilter(exporter),
+        scheduledDelayMillis: options.scheduledDelayMillis ?? 200,
+      })
     : new NoopSpanProcessor();
+  // Served by the service's own ops port (libs/service-kit ops-server.ts), not a second server.
+  const prometheus = new PrometheusExporter({ preventServerStart: true });
 
   const sdk = new NodeSDK({
     serviceName: options.serviceName,
     resource: defaultResource().merge(
       resourceFromAttributes({
+        ...options.resourceAttributes,
         [ATTR_SERVICE_NAME]: options.serviceName,
         'service.instance.id': options.instanceId,
         ...(options.environment ? { 'deployment.environment.name': options.environment } : {}),
@@ -71,8 +83,8 @@ export function startTelemetry(options: TelemetryOptions): TelemetryHandle {
       ? new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(options.samplerRatio ?? 1) })
       : new AlwaysOffSampler(),
     spanProcessors: [spanProcessor],
-    // Traces only: empty lists stop the SDK from building OTLP log and metric exporters from env.
-    metricReaders: [],
+    // Metrics are pulled by Prometheus; the empty log list stops the SDK building exporters from env.
+    metricReaders: [prometheus],
     logRecordProcessors: [],
     instrumentations: instrumentations.all,
   });
@@ -87,14 +99,11 @@ export function startTelemetry(options: TelemetryOptions): TelemetryHandle {
       return shutdownPromise;
     },
     fastifyPlugin: (): FastifyOtelPlugin => instrumentations.fastify.plugin(),
+    serveMetrics: (request, response) => prometheus.getMetricsRequestHandler(request, response),
   };
 }
 
 // An unreachable collector costs the spans, never the service (or its clean exit code).
 function reportExportFailure(error: unknown): void {
   diag.warn('@quill/telemetry: span export failed', error);
-}
-
-function tracesUrl(endpoint: string): string {
-  return new URL('v1/traces', endpoint.endsWith('/') ? endpoint : `${endpoint}/`).toString();
 }

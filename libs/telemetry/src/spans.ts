@@ -3,6 +3,7 @@ import {
   type Context,
   context,
   isSpanContextValid,
+  type Link,
   type Span,
   SpanKind,
   SpanStatusCode,
@@ -17,6 +18,8 @@ export interface WithSpanOptions {
   attributes?: Attributes;
   /** Parent context, e.g. from `extractTraceContext`; the active context when omitted. */
   parent?: Context;
+  /** Other traces this work belongs to, e.g. a stop request's link to the run it stops. */
+  links?: Link[];
 }
 
 /**
@@ -30,12 +33,17 @@ export async function withSpan<T>(
 ): Promise<T> {
   const tracer = trace.getTracer(TRACER_NAME);
   const parent = options.parent ?? context.active();
-  const spanOptions = { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes };
+  const spanOptions = {
+    kind: options.kind ?? SpanKind.INTERNAL,
+    attributes: options.attributes,
+    ...(options.links ? { links: options.links } : {}),
+  };
   return tracer.startActiveSpan(name, spanOptions, parent, async (span) => {
     try {
-      const result = await fn(span);
-      span.setStatus({ code: SpanStatusCode.OK });
-      return result;
+      // Success leaves the status unset (the spec's advice for instrumentation): an OK here would
+      // be final and hide an ERROR that `fn` set for an outcome it returned rather than threw
+      // (a run that ended `error(model_unavailable)`, docs/operations.md "Traces").
+      return await fn(span);
     } catch (error) {
       span.recordException(error instanceof Error ? error : String(error));
       span.setStatus({

@@ -48,6 +48,7 @@ describe('node --import @quill/telemetry/register', () => {
   it('exports pg, redis and fetch spans of one trace over OTLP/HTTP JSON', async () => {
     const result = await runFixture({
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       OTEL_SERVICE_NAME: 'telemetry-fixture',
       // The server's own database: the one DATABASE_URL names need not exist on a fresh machine.
       DATABASE_URL: serverDatabaseUrl(),
@@ -91,5 +92,20 @@ describe('node --import @quill/telemetry/register', () => {
       trace_id: root.traceId,
       service: 'telemetry-fixture',
     });
+  });
+
+  it('sends OTLP/HTTP protobuf when OTEL_EXPORTER_OTLP_PROTOCOL is unset (the spec default)', async () => {
+    receiver.clear();
+    const before = receiver.traceContentTypes().length;
+    const result = await runFixture({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_SERVICE_NAME: 'telemetry-fixture-proto',
+      DATABASE_URL: serverDatabaseUrl(),
+      REDIS_URL: testUrls.redis,
+    });
+    expect(result, result.stderr).toMatchObject({ code: 0 });
+    const sent = receiver.traceContentTypes().slice(before);
+    expect(sent.length).toBeGreaterThan(0);
+    expect(sent.every((type) => type === 'application/x-protobuf')).toBe(true);
   });
 });

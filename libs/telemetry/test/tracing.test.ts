@@ -75,12 +75,21 @@ describe('trace propagation through message headers', () => {
 });
 
 describe('withSpan', () => {
-  it('nests spans started inside it and marks success', async () => {
+  it('nests spans started inside it and leaves a success unset', async () => {
     await withSpan('outer', {}, () => withSpan('inner', { kind: SpanKind.CLIENT }, () => 'done'));
     const outer = await finished('outer');
     const inner = await finished('inner');
     expect(inner.parentSpanContext?.spanId).toBe(outer.spanContext().spanId);
-    expect(outer.status.code).toBe(SpanStatusCode.OK);
+    expect(outer.status.code).toBe(SpanStatusCode.UNSET);
+  });
+
+  it('keeps an ERROR that the function set for an outcome it returned', async () => {
+    await withSpan('failed run', {}, (span) => {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: 'model_unavailable' });
+      return 'ended';
+    });
+    const span = await finished('failed run');
+    expect(span.status).toEqual({ code: SpanStatusCode.ERROR, message: 'model_unavailable' });
   });
 
   it('records a thrown error, marks the span failed and rethrows', async () => {

@@ -69,4 +69,5 @@ reconciler.start();
 runtime.onShutdown(async () => {
   await Promise.all([reserve.stop(), settle.stop(), usageLedger.stop(), reconciler.stop()]);
 });
+runtime.markReady();
 logger.info({ instance: config.instanceId }, 'billing ready');

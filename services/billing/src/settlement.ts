@@ -1,6 +1,7 @@
 import type { Bus } from '@quill/bus';
 import type { BillingSettleReply, BillingSettleRequest } from '@quill/contracts';
 import { setRunBillingDecision } from '@quill/db';
+import { quillMetrics } from '@quill/telemetry';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { decideBilling, endingOf } from './decision.ts';
@@ -38,6 +39,9 @@ export function createSettleHandler(dependencies: { bus: Bus; pool: Pool; logger
         'settlement already made',
       );
     } else {
+      const metrics = quillMetrics();
+      metrics.billingSettlements.add(1, { decision: settlement.decision, reason: settlement.reason });
+      if (settlement.creditsRefunded > 0) metrics.billingCreditsRefunded.add(settlement.creditsRefunded);
       // The one line per run that explains its bill (seed 000 「调试」).
       log.info(
         {

@@ -67,4 +67,5 @@ const responder = serveRequests(
   logger,
 );
 runtime.onShutdown(() => responder.stop());
+runtime.markReady();
 logger.info({ instance: config.instanceId }, 'context ready');

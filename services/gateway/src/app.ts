@@ -32,6 +32,7 @@ import { skillRoutes } from './routes/skills.ts';
 import { registerSuggestRoutes } from './routes/suggest.ts';
 import { registerTokenRoutes } from './routes/tokens.ts';
 import { createRunWatch } from './run-watch.ts';
+import { installSteerTelemetry } from './steer-telemetry.ts';
 import { createStreamTickets } from './stream-tickets.ts';
 import { createTokenService } from './tokens.ts';
 import { installWebApp } from './web-app.ts';
@@ -106,6 +107,7 @@ export async function buildGatewayApp(dependencies: GatewayDependencies): Promis
   // that each route would have to refuse itself.
   app.removeContentTypeParser('text/plain');
   await installCors(app, dependencies.settings.corsOrigins);
+  installSteerTelemetry(app, dependencies.bus);
   app.decorateRequest('user', undefined);
   app.decorateRequest('apiKeyId', undefined);
   await installRateLimit(app, {

@@ -51,4 +51,5 @@ const app = await buildGatewayApp({
 });
 const address = await app.listen({ host: config.GATEWAY_HOST, port: config.GATEWAY_PORT });
 runtime.onShutdown(() => app.close());
+runtime.markReady();
 logger.info({ address, instance: config.instanceId }, 'gateway ready');

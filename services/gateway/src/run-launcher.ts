@@ -33,6 +33,7 @@ import {
   releaseSemaphore,
   releaseSessionLock,
 } from '@quill/redis';
+import { quillMetrics } from '@quill/telemetry';
 import type { FastifyBaseLogger as Logger } from 'fastify';
 import type { Pool } from 'pg';
 
@@ -165,6 +166,7 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
           { msgId: msgIds.runStart(runId) },
         ),
       ]);
+      quillMetrics().runsStarted.add(1, { generation_mode: body.generation_mode });
       return { runId, sessionId: session.sessionId };
     } catch (error) {
       // Rows that failed before billing answered: a credit it granted meanwhile is still taken.

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Bus } from '@quill/bus';
 import { encodeSseRetry, SSE_HEADERS, SSE_RETRY_MS } from '@quill/contracts';
+import { quillMetrics } from '@quill/telemetry';
 import type { FastifyReply, FastifyBaseLogger as Logger } from 'fastify';
 import type { Pool } from 'pg';
 import type { Heartbeats } from './heartbeats.ts';
@@ -64,6 +65,8 @@ export async function relayRunEvents(
   const closeReader = () => reader.close();
   response.once('close', closeReader);
   let sawDone = false;
+  const metrics = quillMetrics();
+  metrics.sseStreamsOpen.add(1);
   try {
     for await (const { item, sse } of reader) {
       if (!item.envelope || sse === undefined) {
@@ -73,6 +76,8 @@ export async function relayRunEvents(
       // Ended by a shutdown hand-off (heartbeats.handOff): writing after the end would be an error.
       if (response.writableEnded) break;
       const written = response.write(sse);
+      // Fresh streams only: a resume replays stored frames, whose age is not the relay's delay.
+      if (options.afterSeq === 0) metrics.frameDelay.record(frameAgeSeconds(item.envelope.frame.ts));
       if (item.envelope.frame.type === 'done') {
         sawDone = true;
         break;
@@ -82,6 +87,7 @@ export async function relayRunEvents(
       if (response.destroyed) break;
     }
   } finally {
+    metrics.sseStreamsOpen.add(-1);
     stopHeartbeat();
     clearTimeout(fallback);
     response.off('close', closeReader);
@@ -101,6 +107,10 @@ export function headersSetOn(reply: FastifyReply): Record<string, string | strin
     if (value !== undefined) headers[name] = typeof value === 'number' ? String(value) : value;
   }
   return headers;
+}
+
+function frameAgeSeconds(ts: string): number {
+  return Math.max(0, (Date.now() - Date.parse(ts)) / 1000);
 }
 
 function drained(response: ServerResponse): Promise<void> {

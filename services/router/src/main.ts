@@ -3,6 +3,7 @@ import { errorFrame, frame, msgIds, RunStartEnvelope } from '@quill/contracts';
 import { createFailoverClientFromSettings } from '@quill/llm';
 import { startService } from '@quill/service-kit';
 import { createRunLeases } from './run-leases.ts';
+import { countActiveRuns } from './run-metrics.ts';
 import { createRunHandler } from './run-orchestrator.ts';
 import { MAX_REVIEW_ROUNDS } from './workflow/workflow-plan.ts';
 import { createWorkflowRuntime } from './workflow/workflow-runtime.ts';
@@ -59,7 +60,7 @@ const consumer = await consumeDurable(bus, {
   concurrency: config.ROUTER_CONCURRENCY,
   logger,
   spanName: 'router run',
-  handle: handleRunStart,
+  handle: countActiveRuns(handleRunStart),
   async onInvalid(subject) {
     const runId = runIdFromSubject(subject);
     if (!runId) return;
@@ -71,4 +72,5 @@ runtime.onShutdown(async () => {
   leases.stop();
   await consumer.stop();
 });
+runtime.markReady();
 logger.info({ instance: config.instanceId }, 'router ready');

@@ -12,6 +12,7 @@ import {
 } from '@quill/contracts';
 import { appendMessage, finishRun, setSessionPhase } from '@quill/db';
 import { type RedisClient, type RedisKeys, releaseSemaphore, releaseSessionLock } from '@quill/redis';
+import { quillMetrics, SpanStatusCode, trace } from '@quill/telemetry';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { breadcrumbsFor } from './breadcrumbs.ts';
@@ -48,6 +49,7 @@ export async function finishRunWith(
   const waiting = outcome.terminal === 'stopped' && outcome.reason === 'waiting_user';
   const runId = start.run_id;
   await publishFrame(bus, terminalFrame(runId, outcome), { msgId: msgIds.terminal(runId) });
+  recordOutcome(outcome);
 
   let billingDecision: BillingDecision | undefined;
   try {
@@ -72,9 +74,11 @@ export async function finishRunWith(
         });
       }
     } else {
+      quillMetrics().billingSettlementFailures.add(1, { kind: 'refused' });
       logger.error({ code: settlement.code }, 'settlement refused');
     }
   } catch (error) {
+    quillMetrics().billingSettlementFailures.add(1, { kind: 'unanswered' });
     // `done` must still follow the terminal frame; the run row keeps billing_decision null,
     // which is what the billing reconciler looks for.
     logger.error({ err: error }, 'settlement failed; left to reconciliation');
@@ -124,6 +128,26 @@ export async function finishRunWith(
   // that finds the run ended and sends `done` (publishDone).
   await publishDone(bus, runId);
   logger.info({ outcome, billing_decision: billingDecision }, 'run finished');
+}
+
+/**
+ * The run's metric, and ERROR on the router's run span (the active one) for a run that ended in
+ * an error, with the code, so a failed run reads as failed in Jaeger (docs/operations.md "Traces").
+ */
+function recordOutcome(outcome: FinishOutcome): void {
+  const reason =
+    outcome.terminal === 'error'
+      ? outcome.code
+      : outcome.terminal === 'stopped'
+        ? outcome.reason
+        : 'completed';
+  quillMetrics().runsFinished.add(1, { terminal: outcome.terminal, reason });
+  const span = trace.getActiveSpan();
+  span?.setAttribute('quill.run.terminal', outcome.terminal);
+  if (outcome.terminal === 'error') {
+    span?.setAttribute('error.type', outcome.code);
+    span?.setStatus({ code: SpanStatusCode.ERROR, message: outcome.code });
+  } else if (outcome.terminal === 'stopped') span?.setAttribute('quill.stop_reason', outcome.reason);
 }
 
 /** `done` carries a fixed msg id: sending it again after a takeover stores nothing new. */

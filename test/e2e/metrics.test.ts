@@ -1,0 +1,130 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, postJson, slowReply } from '../support/api.ts';
+import { type Sample, scrape, sumOf } from '../support/prometheus.ts';
+import { frameTypes, type ReceivedFrame, readStream, startRun } from '../support/sse-client.ts';
+import { type ServiceName, type Stack, startStack } from '../support/stack.ts';
+
+let stack: Stack;
+
+beforeAll(async () => {
+  stack = await startStack();
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+function opsUrlOf(name: ServiceName): string {
+  const service = stack.services.find((candidate) => candidate.name === name);
+  if (!service?.opsUrl) throw new Error(`${name} logged no ops_address:\n${service?.output()}`);
+  return service.opsUrl;
+}
+
+async function scrapeAll(): Promise<Record<ServiceName, Sample[]>> {
+  const names: ServiceName[] = ['gateway', 'router', 'writer', 'reviewer', 'context', 'billing'];
+  const scraped = await Promise.all(names.map((name) => scrape(opsUrlOf(name))));
+  return Object.fromEntries(names.map((name, index) => [name, scraped[index]!])) as Record<
+    ServiceName,
+    Sample[]
+  >;
+}
+
+function names(samples: Sample[]): string {
+  return [...new Set(samples.map((sample) => sample.name))].join(', ');
+}
+
+describe('metrics on every service', () => {
+  it('serves /livez and /readyz on each service’s ops port', async () => {
+    for (const service of stack.services) {
+      const live = await fetch(`${service.opsUrl}/livez`);
+      const ready = await fetch(`${service.opsUrl}/readyz`);
+      expect([service.name, live.status, ready.status]).toEqual([service.name, 200, 200]);
+    }
+  });
+
+  it('moves the run, model, frame, billing and queue metrics during a real run', async () => {
+    const before = await scrapeAll();
+    const response = await startRun(stack.gateways[0]!, stack.apiKey, {
+      project_id: stack.projectId,
+      message: '写第一章：雨夜里的旧书店',
+    });
+    expect(response.status).toBe(200);
+    const result = await readStream(response);
+    expect(frameTypes(result).at(-1)).toBe('done');
+    const after = await scrapeAll();
+    const moved = (service: ServiceName, name: string, labels: Record<string, string> = {}) =>
+      sumOf(after[service], name, labels) - sumOf(before[service], name, labels);
+
+    expect(moved('gateway', 'quill_runs_started_total'), names(after.gateway)).toBe(1);
+    expect(moved('gateway', 'quill_sse_frame_delay_seconds_count'), names(after.gateway)).toBeGreaterThan(3);
+    // The stream ended, so no stream is open any more.
+    expect(sumOf(after.gateway, 'quill_sse_streams_open')).toBe(0);
+
+    expect(moved('router', 'quill_runs_finished_total', { terminal: 'complete' }), names(after.router)).toBe(
+      1,
+    );
+    expect(sumOf(after.router, 'quill_runs_active')).toBe(0);
+    expect(
+      after.router.some(
+        (sample) =>
+          sample.name === 'quill_jetstream_consumer_pending' && sample.labels.consumer?.includes('router'),
+      ),
+      names(after.router),
+    ).toBe(true);
+
+    expect(
+      moved('writer', 'quill_model_calls_total', { outcome: 'ok' }),
+      names(after.writer),
+    ).toBeGreaterThan(0);
+    expect(moved('writer', 'quill_model_tokens_total', { gen_ai_token_type: 'output' })).toBeGreaterThan(0);
+    expect(moved('writer', 'quill_model_time_to_first_token_seconds_count')).toBeGreaterThan(0);
+    expect(
+      after.writer.filter((sample) => sample.name === 'quill_jetstream_consumer_redelivered').length,
+    ).toBeGreaterThan(0);
+
+    expect(
+      moved('billing', 'quill_billing_settlements_total', { decision: 'charge' }),
+      names(after.billing),
+    ).toBe(1);
+  });
+
+  it('counts a steer and a stop, and the stopped run by its reason', async () => {
+    stack.fakeLlm.addScript({ match: { role: 'writer' }, responses: [slowReply(20)] });
+    const before = await scrapeAll();
+    const response = await startRun(stack.gateways[0]!, stack.apiKey, {
+      project_id: stack.projectId,
+      message: '写一段很长的开头',
+    });
+    const runId = response.headers.get('x-quill-run-id')!;
+    const frames: ReceivedFrame[] = [];
+    const reading = readStream(response, { onFrame: (received) => frames.push(received) });
+    await eventually(async () =>
+      frames.some((received) => received.frame.type === 'text') ? true : undefined,
+    );
+    const open = await scrape(opsUrlOf('gateway'));
+    expect(sumOf(open, 'quill_sse_streams_open')).toBe(1);
+    expect(sumOf((await scrapeAll()).router, 'quill_runs_active')).toBe(1);
+    const sessionId = response.headers.get('x-quill-session-id')!;
+    expect(
+      (
+        await postJson(stack.gateways[0]!, '/agent/steer', stack.apiKey, {
+          session_id: sessionId,
+          message: '快一点',
+        })
+      ).status,
+    ).toBe(202);
+    expect((await postJson(stack.gateways[0]!, '/agent/stop', stack.apiKey, { run_id: runId })).status).toBe(
+      202,
+    );
+    await reading;
+    const after = await scrapeAll();
+    const moved = (service: ServiceName, name: string, labels: Record<string, string> = {}) =>
+      sumOf(after[service], name, labels) - sumOf(before[service], name, labels);
+    expect(moved('gateway', 'quill_run_steering_messages_total', { stage: 'queued' })).toBe(1);
+    expect(moved('gateway', 'quill_run_stop_requests_total', { reason: 'user_stopped' })).toBe(1);
+    expect(
+      moved('router', 'quill_runs_finished_total', { terminal: 'stopped', reason: 'user_stopped' }),
+    ).toBe(1);
+    expect(sumOf(after.router, 'quill_runs_active')).toBe(0);
+  });
+});
