@@ -1,7 +1,7 @@
 import { isTerminalFrame, type SseFrame, standingFrames } from '@quill/contracts';
 import { listFiles, listFileVersions } from '@quill/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readStream, startRun } from '../support/sse-client.ts';
+import { gateName, launchRun } from '../support/background-run.ts';
 import { type ServiceProcess, type Stack, startStack } from '../support/stack.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 
@@ -33,23 +33,16 @@ async function killWriter(): Promise<void> {
   await exited;
 }
 
-let gateCounter = 0;
-const gate = (label: string) => `${label}-${++gateCounter}-${Date.now().toString(36)}`;
+const gate = gateName;
 
 function launch(message: string) {
-  const runId = Promise.withResolvers<string>();
+  const run = launchRun(stack, message);
   const frames = (async () => {
-    const response = await startRun(stack.gateways[0]!, stack.apiKey, {
-      project_id: stack.projectId,
-      message,
-    });
-    expect(response.status).toBe(200);
-    runId.resolve(response.headers.get('x-quill-run-id')!);
-    const result = await readStream(response);
-    return result.frames.map((received) => ({ id: Number(received.id), frame: received.frame }));
+    expect(await run.status).toBe(200);
+    return run.frames;
   })();
   frames.catch(() => undefined);
-  return { frames, runId: runId.promise };
+  return { frames, runId: run.runId };
 }
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {

@@ -1,7 +1,7 @@
 import { isTerminalFrame, type SseFrame } from '@quill/contracts';
 import { createFile, getFile, listFiles, listFileVersions, saveFileContent } from '@quill/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { frameTypes, readStream, startRun } from '../support/sse-client.ts';
+import { authorApi, gateName, launchRun } from '../support/background-run.ts';
 import { type Stack, startStack } from '../support/stack.ts';
 
 /**
@@ -18,40 +18,21 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-let gateCounter = 0;
-const gate = (label: string) => `${label}-${++gateCounter}-${Date.now().toString(36)}`;
+const gate = gateName;
+const api = (path: string, init: { method?: string; body?: unknown } = {}) => authorApi(stack, path, init);
 
-async function api(path: string, init: { method?: string; body?: unknown } = {}) {
-  const response = await fetch(`${stack.gateways[0]}/api/v1${path}`, {
-    method: init.method ?? 'GET',
-    headers: {
-      authorization: `Bearer ${stack.apiKey}`,
-      ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}),
-    },
-    ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
-}
-
-/** Starts a run and reads it to the end in the background; the promise holds its frames. */
+/** A run read in the background; its frames once it ended with exactly one terminal then done. */
 function launch(message: string): { frames: Promise<SseFrame[]>; runId: Promise<string> } {
-  const runId = Promise.withResolvers<string>();
+  const run = launchRun(stack, message);
   const frames = (async () => {
-    const response = await startRun(stack.gateways[0]!, stack.apiKey, {
-      project_id: stack.projectId,
-      message,
-    });
-    expect(response.status).toBe(200);
-    runId.resolve(response.headers.get('x-quill-run-id')!);
-    const result = await readStream(response);
-    const all = result.frames.map((received) => received.frame);
-    expect(all.filter(isTerminalFrame), frameTypes(result).join(',')).toHaveLength(1);
+    expect(await run.status).toBe(200);
+    const all = (await run.frames).map((entry) => entry.frame);
+    expect(all.filter(isTerminalFrame), all.map((frame) => frame.type).join(',')).toHaveLength(1);
     expect(all.at(-1)?.type).toBe('done');
     return all;
   })();
   frames.catch(() => undefined);
-  return { frames, runId: runId.promise };
+  return { frames, runId: run.runId };
 }
 
 const framesOf = <T extends SseFrame['type']>(frames: SseFrame[], type: T) =>

@@ -11,13 +11,10 @@
  *
  *   node test/load/chaos-writes.ts [--runs 12] [--faults none,author,pg,pg-pause,nats,kill] [--check]
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { isTerminalFrame, type SseFrame } from '@quill/contracts';
+import { startPrivateNats } from '../support/private-servers.ts';
 
 const { values } = parseArgs({
   options: {
@@ -38,11 +35,8 @@ const PLATFORM_ERRORS = new Set([
   'service_unavailable',
 ]);
 
-const natsPort = await freePort();
-const natsDir = mkdtempSync(join(tmpdir(), 'quill-chaos-nats-'));
-let nats = startNats();
-await waitForPort(natsPort);
-process.env.NATS_URL = `nats://127.0.0.1:${natsPort}`;
+const nats = await startPrivateNats();
+process.env.NATS_URL = nats.url;
 // The stack reads NATS_URL when it is imported.
 const { startStack } = await import('../support/stack.ts');
 const { startTcpProxy } = await import('../support/tcp-proxy.ts');
@@ -98,8 +92,7 @@ try {
 } finally {
   await stack.stop().catch(() => undefined);
   await proxy.close();
-  nats.kill('SIGTERM');
-  rmSync(natsDir, { recursive: true, force: true });
+  await nats.close();
 }
 
 console.log(
@@ -255,10 +248,7 @@ async function injectFault(fault: string): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 6000));
     proxy.resume();
   } else if (fault === 'nats') {
-    nats.kill('SIGKILL');
-    await new Promise((resolve) => nats.once('exit', resolve));
-    nats = startNats();
-    await waitForPort(natsPort);
+    await nats.restart();
   } else if (fault === 'kill') {
     const victim = stack.services.find(
       (service) => service.name === 'writer' && service.child.exitCode === null,
@@ -275,35 +265,4 @@ function terminalLabel(value: SseFrame | undefined): string {
   if (value.type === 'error') return `error:${value.code}`;
   if (value.type === 'workflow_stopped') return `stopped:${value.reason}`;
   return value.type;
-}
-
-function startNats(): ChildProcess {
-  return spawn('/usr/sbin/nats-server', ['-a', '127.0.0.1', '-p', String(natsPort), '-js', '-sd', natsDir], {
-    stdio: 'ignore',
-  });
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  return typeof address === 'object' && address ? address.port : 0;
-}
-
-async function waitForPort(port: number): Promise<void> {
-  const { connect } = await import('node:net');
-  for (let tries = 0; tries < 100; tries++) {
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1');
-      socket.once('connect', () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.once('error', () => resolve(false));
-    });
-    if (open) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`nothing listens on ${port}`);
 }
