@@ -38,7 +38,7 @@ export function fileOperationsOf(toolName: string, outcome: ToolOutcome): FileOp
   }
 }
 
-/** A `<file>` body written into a file this step did not create is an edit of it. */
+/** A `<file>` body written into a file this step did not create is an edit of it (or a new draft). */
 export function bodyWriteOperations(
   operations: readonly FileOperation[],
   writes: readonly FileWrite[],
@@ -46,9 +46,14 @@ export function bodyWriteOperations(
   const created = new Set(
     operations.filter((operation) => operation.op === 'created').map((operation) => operation.file_id),
   );
+  // A body that went to a draft made that draft file (docs/ai-writes.md).
   return writes
     .filter((write) => !created.has(write.file_id))
-    .map((write) => ({ op: 'edited' as const, file_id: write.file_id, title: write.title }));
+    .map((write) => ({
+      op: write.draft_of ? ('created' as const) : ('edited' as const),
+      file_id: write.file_id,
+      title: write.title,
+    }));
 }
 
 /**

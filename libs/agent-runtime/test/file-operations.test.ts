@@ -34,6 +34,15 @@ describe('fileOperationsFromTranscript', () => {
     const writes = [
       { file_id: 'ch1', title: '第一章', file_type: 'draft', version: 1, body_chars: 10 },
       { file_id: 'ch2', title: '第二章', file_type: 'draft', version: 3, body_chars: 10 },
+      {
+        file_id: 'd1',
+        title: '第三章（AI 草稿）',
+        file_type: 'draft',
+        version: 1,
+        body_chars: 10,
+        draft_of: { file_id: 'ch3', title: '第三章' },
+        draft_reason: 'author_saved' as const,
+      },
     ];
     expect(fileOperationsFromTranscript(messages, writes)).toEqual([
       { op: 'created', file_id: 'ch1', title: '第一章' },
@@ -42,6 +51,8 @@ describe('fileOperationsFromTranscript', () => {
       { op: 'edited', file_id: 'n1', title: '灵感 1' },
       // A body written into a file this step did not create is an edit.
       { op: 'edited', file_id: 'ch2', title: '第二章' },
+      // A body that went to a draft created that draft.
+      { op: 'created', file_id: 'd1', title: '第三章（AI 草稿）' },
     ]);
   });
 });
