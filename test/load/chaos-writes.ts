@@ -43,25 +43,38 @@ const { startTcpProxy } = await import('../support/tcp-proxy.ts');
 const { readStream, startRun } = await import('../support/sse-client.ts');
 const { listFiles, listFileVersions, getRun } = await import('@quill/db');
 
-const stack = await startStack({
-  // ~4 s per chapter body: long enough for a fault to land in the middle of the writing.
-  fakeLlmProcess: { tokensPerSecond: 150 },
-  replicas: { gateway: 2, router: 2, writer: 0, context: 2, billing: 2 },
-  env: {
-    RUN_ACK_WAIT_S: '4',
-    TASK_ACK_WAIT_S: '4',
-    AGENT_RUN_WALL_CLOCK_TIMEOUT_S: '90',
-    USER_MAX_CONCURRENT_RUNS: String(RUNS),
-    GATEWAY_RATE_LIMIT_PER_MINUTE: '100000',
-    DATABASE_WRITE_RETRY_MS: '30000',
-  },
-});
-const proxy = await startTcpProxy({
-  host: '127.0.0.1',
-  port: Number(new URL(stack.databaseUrl).port || 5432),
-});
-const writerEnv = { DATABASE_URL: proxy.urlFor(stack.databaseUrl) };
-await Promise.all([stack.startService('writer', writerEnv), stack.startService('writer', writerEnv)]);
+// A start that fails part-way must leave nothing behind: not the stack, not the nats-server.
+let starting: Awaited<ReturnType<typeof startStack>> | undefined;
+const started = await (async () => {
+  try {
+    const stack = await startStack({
+      // ~4 s per chapter body: long enough for a fault to land in the middle of the writing.
+      fakeLlmProcess: { tokensPerSecond: 150 },
+      replicas: { gateway: 2, router: 2, writer: 0, context: 2, billing: 2 },
+      env: {
+        RUN_ACK_WAIT_S: '4',
+        TASK_ACK_WAIT_S: '4',
+        AGENT_RUN_WALL_CLOCK_TIMEOUT_S: '90',
+        USER_MAX_CONCURRENT_RUNS: String(RUNS),
+        GATEWAY_RATE_LIMIT_PER_MINUTE: '100000',
+        DATABASE_WRITE_RETRY_MS: '30000',
+      },
+    });
+    starting = stack;
+    const proxy = await startTcpProxy({
+      host: '127.0.0.1',
+      port: Number(new URL(stack.databaseUrl).port || 5432),
+    });
+    const writerEnv = { DATABASE_URL: proxy.urlFor(stack.databaseUrl) };
+    await Promise.all([stack.startService('writer', writerEnv), stack.startService('writer', writerEnv)]);
+    return { stack, proxy, writerEnv };
+  } catch (error) {
+    await starting?.stop().catch(() => undefined);
+    await nats.close();
+    throw error;
+  }
+})();
+const { stack, proxy, writerEnv } = started;
 
 interface Outcome {
   fault: string;
