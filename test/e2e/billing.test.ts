@@ -84,7 +84,7 @@ describe('billing end to end', () => {
       billing_reason: 'model_error:no_output',
       produced_output: false,
       run_tool_calls: 0,
-      // The meter's tokens are the provider's own numbers for this run (seed 003 坑 9).
+      // The meter's tokens are the provider's own numbers for this run (docs/agent-behaviour.md 坑 9).
       run_total_tokens: stack.fakeLlm
         .requests({ run_id: runId })
         .reduce((sum, request) => sum + (request.usage?.total_tokens ?? 0), 0),

@@ -83,7 +83,7 @@ describe('reviewer service', () => {
 
     const [request] = stack.fakeLlm.requests({ run_id: runId, role: 'quality_reviewer' });
     const tools = (request!.body as { tools?: Array<{ function: { name: string } }> }).tools ?? [];
-    // The reviewer's set (seed 000): reads and hands back, never a file-writing tool.
+    // The reviewer's set (docs/agent-behaviour.md): reads and hands back, never a file-writing tool.
     expect(tools.map((tool) => tool.function.name)).toEqual([...QUALITY_REVIEWER_TOOL_NAMES]);
     expect(tools.some((tool) => FILE_WRITE_TOOL_NAMES.includes(tool.function.name))).toBe(false);
   });

@@ -54,7 +54,7 @@ describe('walking skeleton: one run through all six services', () => {
     expect(ids.every((id, index) => Number.isInteger(id) && (index === 0 || id > ids[index - 1]!))).toBe(
       true,
     );
-    // Tool call and its result share the tool_call_id (seed 003 坑 12).
+    // Tool call and its result share the tool_call_id (docs/agent-behaviour.md 坑 12).
     const call = result.frames.find((received) => received.frame.type === 'tool_call')!.frame;
     const toolResult = result.frames.find((received) => received.frame.type === 'tool_result')!.frame;
     expect(

@@ -7,7 +7,7 @@ import { readStream, startRun } from '../support/sse-client.ts';
 import type { Stack } from '../support/stack.ts';
 import { testUrls } from '../support/urls.ts';
 
-/** Helpers shared by the workflow e2e files (issue 3): one turn, its frames, its steps, its rows. */
+/** Helpers shared by the workflow e2e files: one turn, its frames, its steps, its rows. */
 
 export interface Turn {
   runId: string;

@@ -1,5 +1,5 @@
 /**
- * Figure 3 (issue 9): how many concurrent streaming runs one machine holds with every service
+ * Figure 3: how many concurrent streaming runs one machine holds with every service
  * running. Steps up the number of open runs (the fake LLM streams each at 20 tokens/s for longer
  * than the whole ramp) and, at each level, measures the frame delay of the frames received in a
  * window once the level is reached. Stops when p99 exceeds the limit or any run fails; the

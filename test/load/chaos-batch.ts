@@ -1,5 +1,5 @@
 /**
- * Chaos batch (issue 5): N runs through 2 gateways, 2 routers and 2 writers while a random router
+ * Chaos batch: N runs through 2 gateways, 2 routers and 2 writers while a random router
  * or writer is SIGKILLed (and replaced) during the batch. Counts the runs that ended with exactly
  * one terminal frame followed by `done`. Prints a table and one JSON line.
  *

@@ -1,5 +1,5 @@
 /**
- * Figure 6 (issue 9): JetStream messages per 1,000 streamed tokens, by token rate, and what the
+ * Figure 6: JetStream messages per 1,000 streamed tokens, by token rate, and what the
  * coalescing costs in delay. The writer's frame emitter sends a delta at once after an idle gap
  * and batches sustained flow per AGENT_TEXT_FLUSH_MS; this drives `concurrency` runs at each
  * rate (0 = as fast as the fake can) and reports frames and messages per 1,000 tokens with the

@@ -1,5 +1,5 @@
 /**
- * Context compile benchmark (issue 8): compiles the 200-file Chinese project N times against the
+ * Context compile benchmark: compiles the 200-file Chinese project N times against the
  * real Postgres, rotating the focus chapter, the role and the request so each compile assembles
  * a different context. The first (cold) compile is reported apart: it loads the tokenizer tables
  * and counts every file it touches once; later compiles reuse the token-count cache, as a running

@@ -1,5 +1,5 @@
 /**
- * Failover latency (issue 7): what a failover adds to a model call, measured as the time from the
+ * Failover latency: what a failover adds to a model call, measured as the time from the
  * primary's failure (the moment its attempt is reported failed) to the backup's first token, over
  * N calls per failure kind, against two local fake providers and the real Redis (breaker + pin).
  * The breaker is set never to open, so every call fails over. Prints a table and one JSON line.

@@ -1,5 +1,5 @@
 /**
- * Figure 5 (issue 9): memory per open SSE connection on one gateway, at thousands of idle streams
+ * Figure 5: memory per open SSE connection on one gateway, at thousands of idle streams
  * with heartbeats running. A few runs stay open without frames (the fake LLM waits ten minutes
  * before its first token); the client opens `streams` resume streams
  * (`GET /agent/runs/:runId/stream`) spread over them. Each holds what any open stream holds at the

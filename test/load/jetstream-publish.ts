@@ -1,5 +1,5 @@
 /**
- * What JetStream costs alone on this machine (issue 9): the floor under every streamed frame.
+ * What JetStream costs alone on this machine: the floor under every streamed frame.
  * Publishes text-frame-sized envelopes (with a traceparent and a Nats-Msg-Id header, as the
  * writer does) to a file-backed limits stream like EVENTS: awaited one by one, pipelined (through
  * the JetStream client, and through Quill's one-ack-inbox publisher), and as plain core publishes; then reads them back with an ordered consumer as the gateway does.

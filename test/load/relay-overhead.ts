@@ -1,5 +1,5 @@
 /**
- * Figures 1, 2, 6 and 7 (issue 9): what Quill adds between the model and the author.
+ * Figures 1, 2, 6 and 7: what Quill adds between the model and the author.
  *
  * At each concurrency level, that many writer runs stream a plain reply through gateway → router
  * → writer → JetStream → gateway → SSE (starts spread out, so the level is reached without a

@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: the standard benchmark set of issue 9, one after the other (each starts its
+ * `npm run bench`: the standard benchmark set of docs/, one after the other (each starts its
  * own stack: every service a process of its own, the fake LLM a process of its own), then the
  * seven figures side by side with their targets. Each benchmark prints its own table on the way.
  * Prints a summary table and one JSON line.

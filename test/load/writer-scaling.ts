@@ -1,5 +1,5 @@
 /**
- * Figure 4 (issue 9): completed runs per minute with 1, 2 and 4 writer processes, each with the
+ * Figure 4: completed runs per minute with 1, 2 and 4 writer processes, each with the
  * same fixed number of task slots (WORKER_CONCURRENCY). The fake LLM answers after 500 ms and
  * streams 40 tokens/s; the client keeps more runs in flight than the writers have slots, so the
  * task queue never drains. Writers are added to the same stack between measurements. Prints a

@@ -6,7 +6,7 @@ import type { StepEmitter } from './frame-emitter.ts';
  * step writes after its first successful body write is kept back instead of streamed (file bodies
  * are never held) and reported as `held_text`; the router later releases it unchanged or discards
  * it when the draft really goes to review. The same wrapper notices whether the step ended right
- * after a completed, saved `<file>` block (seed 000 file-stream continuation). It only watches
+ * after a completed, saved `<file>` block (docs/agent-behaviour.md file-stream continuation). It only watches
  * the frames going through, so the worker loop needs no extra hooks.
  */
 export interface ChatHoldEmitter extends StepEmitter {

@@ -1,5 +1,5 @@
 /**
- * Splits a streamed reply into chat text and `<file>` body (seed 000 「文件流式写入分两次回复」):
+ * Splits a streamed reply into chat text and `<file>` body (docs/agent-behaviour.md 「文件流式写入分两次回复」):
  * an IDLE / CAPTURING state machine fed with deltas as they arrive.
  *
  * - A tag may arrive split across deltas: a suffix that could still become a tag is held back

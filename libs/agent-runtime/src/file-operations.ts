@@ -2,7 +2,7 @@ import type { ChatMessage, FileOperation, FileWrite } from '@quill/contracts';
 
 /**
  * What a step did to which file, read off the tool results the worker already has, for the
- * next turn's breadcrumbs (seed 000 跨轮记忆: 创建 / 编辑 / 删除 / 按 id 精确读取). Only whole-file
+ * next turn's breadcrumbs (docs/agent-behaviour.md 跨轮记忆: 创建 / 编辑 / 删除 / 按 id 精确读取). Only whole-file
  * reads count as reads; range reads are staleness snapshots, not reads of the text.
  */
 interface ToolOutcome {

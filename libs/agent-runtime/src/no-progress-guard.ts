@@ -1,7 +1,7 @@
 import type { ToolResult } from '@quill/tools';
 
 /**
- * Repeat-read no-progress guard (seed 000 [no-progress-guard-and-soft-cap]). query_files refuses
+ * Repeat-read no-progress guard (docs/agent-behaviour.md [no-progress-guard-and-soft-cap]). query_files refuses
  * to serve the same part of an unchanged file twice in a step (`repeated_read`); a model that
  * keeps asking anyway is not making progress, and after `limit` such refusals since its last
  * successful write the step stops with `no_progress` instead of burning the turn budget.

@@ -17,7 +17,7 @@ export interface ContinuationTracker {
 }
 
 /**
- * Output truncation (seed 000 `output_truncation`): a reply with `finish_reason: "length"` gets
+ * Output truncation (docs/agent-behaviour.md `output_truncation`): a reply with `finish_reason: "length"` gets
  * at most `maxContinuations` follow-up calls asking the model to go on exactly where it stopped.
  * A `<file>` body cut mid-way stays open across them, so the chapter is saved once, whole.
  */

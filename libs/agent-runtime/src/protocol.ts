@@ -1,7 +1,7 @@
 import type { TaskEnvelope } from '@quill/contracts';
 
 /**
- * Shared protocol text every role obeys (seed 000 `prompts/base.py` `UNIFIED_EXECUTION_PROTOCOL`).
+ * Shared protocol text every role obeys (docs/agent-behaviour.md `prompts/base.py` `UNIFIED_EXECUTION_PROTOCOL`).
  * Saying "saved / restored / changed" is governed here, not detected in text afterwards.
  */
 export const UNIFIED_EXECUTION_PROTOCOL = [

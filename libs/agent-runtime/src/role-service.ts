@@ -16,7 +16,7 @@ export async function startRoleWorkers(
   directiveFor: (task: TaskEnvelope) => string,
 ): Promise<void> {
   const { config, bus, logger } = runtime;
-  // Primary / backup with per-session pinning and a breaker shared by every replica (issue 7).
+  // Primary / backup with per-session pinning and a breaker shared by every replica.
   const llm = createFailoverClientFromSettings(config, { redis: runtime.redis, keys: runtime.keys, logger });
   const flushWindow = createFlushWindow({
     baseMs: config.AGENT_TEXT_FLUSH_MS,

@@ -19,7 +19,7 @@ export interface RoleWorkerDependencies {
   llm: LlmClient;
   logger: Logger;
   instanceId: string;
-  /** The role's own instructions, sent as the run's last input message (seed 000 step 4). */
+  /** The role's own instructions, sent as the run's last input message (docs/agent-behaviour.md step 4). */
   directiveFor(task: TaskEnvelope): string;
   settings: EmitterSettings & {
     maxToolTurns: number;

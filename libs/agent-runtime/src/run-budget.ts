@@ -2,7 +2,7 @@ import type { ChatMessage } from '@quill/contracts';
 import type { RedisClient, RedisKeys } from '@quill/redis';
 
 /**
- * Budgets of the worker loop (seed 000 预算). `AGENT_RUN_MAX_MODEL_CALLS` is run-wide: the steps of
+ * Budgets of the worker loop (docs/agent-behaviour.md 预算). `AGENT_RUN_MAX_MODEL_CALLS` is run-wide: the steps of
  * one run execute on different workers and replicas, so the count lives in Redis (INCR, with an
  * expiry past the run's wall clock so abandoned counters disappear). `AGENT_TOOL_CALL_MAX_ITERATIONS`
  * is per step; its last turns carry a soft-landing note so the model wraps up instead of being cut.

@@ -1,7 +1,7 @@
 import type { ToolResult } from '@quill/tools';
 
 /**
- * Request-scoped tool failure circuit breaker (seed 000 「调了不存在的工具不致命」 and
+ * Request-scoped tool failure circuit breaker (docs/agent-behaviour.md 「调了不存在的工具不致命」 and
  * [tool-failure-breaker]). A failed tool call is returned to the model so it can correct itself,
  * but a model that keeps calling a tool it cannot have is looping: the same unavailable tool
  * failing three times in a row opens the circuit and the step ends with

@@ -7,7 +7,7 @@ import {
 } from '@quill/tools';
 
 /**
- * The request's scope applied to tools (seed 000 「只读请求不改文件」 / 「笼统要求先问清楚」): on a
+ * The request's scope applied to tools (docs/agent-behaviour.md 「只读请求不改文件」 / 「笼统要求先问清楚」): on a
  * read-only request every file-writing tool answers `read_only_request` (parallel_execute too when
  * it asks for one); before a vague request is clarified they answer `clarify_first` and an explicit
  * handoff is dropped. The tools stay in the list, described as unavailable, so the model's tool

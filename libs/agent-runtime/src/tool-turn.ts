@@ -21,7 +21,7 @@ export interface ToolTurnRunner {
   readonly gate: ToolGate;
   /**
    * Runs one model reply's tool calls in order: tool_call / tool_result frames keyed by
-   * tool_call_id (seed 003 坑 12), a tool message per call, and the guards after each call.
+   * tool_call_id (docs/agent-behaviour.md 坑 12), a tool message per call, and the guards after each call.
    */
   run(
     calls: ToolCall[],

@@ -13,8 +13,8 @@ export interface UsageReporter {
 }
 
 /**
- * Publishes one `UsageEnvelope` per provider attempt (failed ones too: seed 003 invariant 3,
- * seed 000 `usage_hooks`) on `run.<runId>.usage`, which the billing ledger records.
+ * Publishes one `UsageEnvelope` per provider attempt (failed ones too: docs/agent-behaviour.md invariant 3,
+ * docs/agent-behaviour.md `usage_hooks`) on `run.<runId>.usage`, which the billing ledger records.
  *
  * `attempt` has to be unique per (run, call index) across task redeliveries and failovers, so
  * it packs both: (delivery − 1) × MAX_PROVIDER_ATTEMPTS + the attempt's index within the call.

@@ -50,7 +50,7 @@ export interface ConfigSource {
 }
 
 /**
- * Reads configuration once. `.env` vs process precedence is explicit (seed 003 坑 1), and every
+ * Reads configuration once. `.env` vs process precedence is explicit (docs/agent-behaviour.md 坑 1), and every
  * key set differently in both is reported as a conflict, whichever side wins.
  */
 export function loadConfig(source: ConfigSource = {}): Config {

@@ -14,7 +14,7 @@ const optionalPositiveInt = z.preprocess(
   z.coerce.number().int().min(1).optional(),
 );
 
-/** Every setting with the default that runs locally (seed 003 §四). Names are the env var names. */
+/** Every setting with the default that runs locally (docs/agent-behaviour.md §四). Names are the env var names. */
 export const ConfigSchema = z.object({
   QUILL_ENV_PRIORITY: z.enum(['dotenv', 'process', 'none']).default('dotenv'),
   QUILL_ENV_FILE: z.string().default('.env'),
@@ -94,7 +94,7 @@ export const ConfigSchema = z.object({
   LLM_BACKUP_API_KEY: optionalString,
   LLM_BACKUP_MODEL: optionalString,
   LLM_MAX_INPUT_TOKENS: int(128_000, 1),
-  // Per-provider context windows (seed 003 坑 2: every model path declares one); unset = the default.
+  // Per-provider context windows (docs/agent-behaviour.md 坑 2: every model path declares one); unset = the default.
   LLM_PRIMARY_MAX_INPUT_TOKENS: optionalPositiveInt,
   LLM_BACKUP_MAX_INPUT_TOKENS: optionalPositiveInt,
   // `role=model[@max_input_tokens],…`, e.g. `router=gpt-4o-mini,suggest=gpt-4o-mini`.
@@ -120,7 +120,7 @@ export const ConfigSchema = z.object({
   AGENT_AUTO_REVIEW_THRESHOLD_CHARS: int(500),
   AGENT_CONTEXT_TOKEN_BUDGET: int(32_000, 1),
   AGENT_CHAT_HISTORY_TOKEN_BUDGET: int(32_000, 1),
-  // Context compiler (issue 8): the request ledger shared by system prompt, turn context, working
+  // Context compiler: the request ledger shared by system prompt, turn context, working
   // set and history (only history shrinks to fit; also capped at LLM_MAX_INPUT_TOKENS), the
   // cross-turn working set, history compaction, and the per-request budget for skill text.
   AGENT_PROMPT_TOKEN_LEDGER_CEILING: int(160_000, 1),

@@ -3,8 +3,8 @@ import { AgentRole } from './roles.ts';
 
 /**
  * Context contracts: what a step did to files (breadcrumbs for the next turn), the Context Trace
- * the compiler records for every compile (seed 004 §5.7), and the visibility rule for files
- * (seed 004 §7: isolation is enforced by the compiler and the tools, never by prompts).
+ * the compiler records for every compile (docs/agent-behaviour.md), and the visibility rule for files
+ * (docs/agent-behaviour.md: isolation is enforced by the compiler and the tools, never by prompts).
  */
 const id = z.string().min(1).max(64);
 
@@ -21,7 +21,7 @@ export type FileRef = z.infer<typeof FileRef>;
 
 /**
  * Stored with an assistant message (`messages.breadcrumbs`) and rendered after its text as
- * 「[此前的工具操作]」, because replayed history drops tool results (seed 000 跨轮记忆). `read` lists
+ * 「[此前的工具操作]」, because replayed history drops tool results (docs/agent-behaviour.md 跨轮记忆). `read` lists
  * only files read whole by id, not range reads.
  */
 export const Breadcrumbs = z.object({

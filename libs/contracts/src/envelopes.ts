@@ -75,13 +75,13 @@ export const StepResult = z.object({
   stop_reason: z.string(),
   final_text: z.string(),
   files_written: z.array(FileWrite),
-  // Created / edited / deleted / read-in-full files, for the next turn's breadcrumbs (context issue).
+  // Created / edited / deleted / read-in-full files, for the next turn's breadcrumbs.
   file_operations: z.array(FileOperation).optional(),
   error_code: errorCode.optional(),
   // Produced by the handoff_to_agent / request_clarification tools; the router decides what happens.
   handoff: z.object({ to_agent: AgentRole, reason: z.string() }).optional(),
   clarification: z.object({ question: z.string() }).optional(),
-  // Workflow evidence (router issue 3): the held chat suffix of final_text (hold_chat tasks) and
+  // Workflow evidence: the held chat suffix of final_text (hold_chat tasks) and
   // whether the step's last reply ended right after a completed, saved <file> block.
   held_text: z.string().optional(),
   ended_on_file_block: z.boolean().optional(),

@@ -51,7 +51,7 @@ export const ERROR_CATALOG = {
   service_unavailable: spec(503, 'The service is temporarily unavailable; please retry.', true, true, true),
   internal_error: spec(500, 'Something went wrong on our side; please retry.', true, true, true),
   // Run errors (the `error` frame). A refundable error refunds the reserved credit when the run
-  // produced no substantive output (billing rules, seed 000 「流的终止、停止与计费」).
+  // produced no substantive output (billing rules, docs/agent-behaviour.md 「流的终止、停止与计费」).
   model_error: spec(502, 'The writing model failed to answer; please retry.', true),
   model_unavailable: spec(503, 'The writing model is unavailable right now; please retry later.', true),
   context_unavailable: spec(503, 'Could not prepare the project context; please retry.', true, true, true),

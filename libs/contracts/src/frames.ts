@@ -4,13 +4,13 @@ import { AgentRole, GenerationMode, WorkflowPlanName } from './roles.ts';
 import { isoNow } from './time.ts';
 
 /**
- * The SSE contract (seed 003 §四): frame names and fields exist only here. Additive only: new
+ * The SSE contract (docs/agent-behaviour.md §四): frame names and fields exist only here. Additive only: new
  * optional fields are safe, renames are not.
  */
 const base = { run_id: z.string().min(1), ts: z.string() };
 const agent = AgentRole;
 
-/** workflow_stopped reasons that do not end the stream (seed 000: read_only_handoff_blocked). */
+/** workflow_stopped reasons that do not end the stream (docs/agent-behaviour.md: read_only_handoff_blocked). */
 export const NON_TERMINAL_WORKFLOW_STOPPED_REASONS = ['read_only_handoff_blocked'] as const;
 export const WORKFLOW_STOPPED_REASONS = [
   ...NON_TERMINAL_WORKFLOW_STOPPED_REASONS,
@@ -59,7 +59,7 @@ export const FrameSchemas = {
     project_id: z.string(),
     generation_mode: GenerationMode,
   }),
-  // The router's decision for this run (seed 000 「Router」): which agent starts, the trimmed plan
+  // The router's decision for this run (docs/agent-behaviour.md 「Router」): which agent starts, the trimmed plan
   // and the author's scope; `source` says whether the model decided or a deterministic rule did.
   routing_decided: z.object({
     ...base,
@@ -93,7 +93,7 @@ export const FrameSchemas = {
     error_type: z.string().optional(),
     summary: z.string(),
   }),
-  // Progress of a long tool call (parallel_execute) on its card, keyed by tool_call_id (seed 003 坑 12).
+  // Progress of a long tool call (parallel_execute) on its card, keyed by tool_call_id (docs/agent-behaviour.md 坑 12).
   tool_progress: z.object({
     ...base,
     type: z.literal('tool_progress'),

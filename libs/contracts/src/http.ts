@@ -42,7 +42,7 @@ export const SessionIdParams = z.object({ sessionId: z.uuid() });
 
 export const TokenRequestBody = z.strictObject({ api_key: storableText().min(8).max(200) });
 
-// Quota and usage (billing issue). Credits are whole units; one run reserves one.
+// Quota and usage. Credits are whole units; one run reserves one.
 export const MAX_CREDIT_GRANT = 1_000_000;
 export const UserIdParams = z.object({ userId: z.uuid() });
 export const GrantCreditsBody = z.strictObject({
@@ -80,7 +80,7 @@ export const GrantCreditsResponse = z.object({
 });
 export type GrantCreditsResponse = z.infer<typeof GrantCreditsResponse>;
 
-// Next-step suggestions (`POST /agent/suggest`, seed 000 suggest_service): a session narrows them to
+// Next-step suggestions (`POST /agent/suggest`, docs/agent-behaviour.md suggest_service): a session narrows them to
 // that conversation; without one they are about the project.
 export const AgentSuggestBody = z.strictObject({
   project_id: z.uuid(),
@@ -91,7 +91,7 @@ export const MAX_SUGGESTIONS = 5;
 export const AgentSuggestResponse = z.object({ suggestions: z.array(z.string()).max(MAX_SUGGESTIONS) });
 export type AgentSuggestResponse = z.infer<typeof AgentSuggestResponse>;
 
-// Project files (the author's editor, issue 4). An author save creates an `author` version; a
+// Project files (the author's editor, docs/). An author save creates an `author` version; a
 // stale `expected_version` is 409 version_conflict, never a silent overwrite.
 export const MAX_FILE_CHARS = 1_000_000;
 const fileTitle = storableText().trim().min(1).max(200);

@@ -75,7 +75,7 @@ export const msgIds = {
   frame: (runId: string, step: number, attempt: number, index: number) =>
     `${runId}:step:${step}:a${attempt}:f${index}`,
   usage: (runId: string, callIndex: number, attempt: number) => `${runId}:usage:${callIndex}:${attempt}`,
-  // Frames the router publishes between steps (workflow issue): a takeover republishes them with
+  // Frames the router publishes between steps: a takeover republishes them with
   // the same ids, so the author sees each once.
   routing: (runId: string) => `${runId}:routing`,
   heldText: (runId: string, step: number) => `${runId}:step:${step}:held_text`,

@@ -1,4 +1,4 @@
-// Microsecond timestamps (seed 003 坑 8): two frames or messages written in the same millisecond
+// Microsecond timestamps (docs/agent-behaviour.md 坑 8): two frames or messages written in the same millisecond
 // must still sort in the order they happened.
 const originMicros = BigInt(Math.round(performance.timeOrigin * 1000));
 let lastMicros = 0n;

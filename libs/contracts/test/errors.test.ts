@@ -19,7 +19,7 @@ const REPO_ROOT = join(import.meta.dirname, '../../..');
  */
 const RESERVED_FOR_LATER: readonly ErrorCode[] = [
   // Superseded by workflow_stopped(wall_clock_timeout); kept because the contract is additive-only
-  // (seed 003 §四) and stored frames of older runs still carry it.
+  // (docs/agent-behaviour.md §四) and stored frames of older runs still carry it.
   'run_timeout',
 ];
 

@@ -126,7 +126,7 @@ export async function searchFiles(
   }));
 }
 
-/** The project's task board (issue 4's column), tolerated absent so this read never breaks. */
+/** The project's task board (docs/'s column), tolerated absent so this read never breaks. */
 export async function getProjectTaskBoard(db: Queryable, projectId: string): Promise<unknown[]> {
   if (!isUuid(projectId)) return [];
   const { rows } = await db.query<{ task_board: unknown }>(

@@ -25,7 +25,7 @@ const TIMESTAMP_PATTERN =
 /**
  * Postgres prints `2024-05-01 10:00:00.1234+08`; we hand out `2024-05-01T02:00:00.123400Z`, the
  * format of `microsToIso` in @quill/contracts, so that string order is time order and the
- * microseconds a JS Date would drop survive (seed 003 坑 8).
+ * microseconds a JS Date would drop survive (docs/agent-behaviour.md 坑 8).
  */
 export function timestamptzToIso(raw: string): string {
   const match = TIMESTAMP_PATTERN.exec(raw);

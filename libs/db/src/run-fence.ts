@@ -7,7 +7,7 @@ import { type RetryPolicy, retryTransient } from './transient.ts';
 /** How long a fenced write keeps retrying a database fault before the step gives up. */
 export const DEFAULT_WRITE_RETRY_MS = 30_000;
 
-/** A write from a worker that no longer owns the run (DESIGN.md: a lost lease must not commit). */
+/** A write from a worker that no longer owns the run (docs/architecture.md: a lost lease must not commit). */
 export class RunFencedError extends Error {
   readonly runId: string;
   readonly expectedEpoch: number;

@@ -3,7 +3,7 @@ import { isUuid } from './ids.ts';
 import type { Queryable } from './pool.ts';
 
 /**
- * The usage ledger (seed 003 invariant 3): one row per model call attempt as the provider
+ * The usage ledger (docs/agent-behaviour.md invariant 3): one row per model call attempt as the provider
  * reported it (or estimated, marked `usage_source = estimate`). Days are UTC days.
  */
 const TODAY_START_UTC = `(date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')`;

@@ -64,7 +64,7 @@ export function quillErrorCodeFor(error: LlmCallError): 'model_error' | 'model_u
 /**
  * Whether the failure says the provider could not serve (down, overloaded, silent), as opposed
  * to the request being wrong or the caller stopping. Such failures trip the circuit breaker and,
- * before any output, justify trying the other provider (seed 000 `llm_failover`).
+ * before any output, justify trying the other provider (docs/agent-behaviour.md `llm_failover`).
  */
 export function isProviderFailure(error: LlmCallError): boolean {
   if (error.kind === 'connection' || error.kind === 'timeout' || error.kind === 'stream_interrupted') {

@@ -36,7 +36,7 @@ export interface FailoverLlmClient extends LlmClient {
 }
 
 /**
- * The model client the workers and the gateway use (seed 000 `FailoverChatModel`): every call
+ * The model client the workers and the gateway use (docs/agent-behaviour.md `FailoverChatModel`): every call
  * goes to the session's pinned provider (else the primary) unless its shared breaker is open, and
  * moves to the other provider once when the first fails before producing any output. After
  * output has started, switching would show the author two different answers spliced together,

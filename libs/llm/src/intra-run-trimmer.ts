@@ -10,7 +10,7 @@ import type { ToolDefinition } from './types.ts';
 /*
  * The context compiler budgets what a run starts with; a tool loop then grows the transcript by
  * one assistant turn and its tool results per model call, and a long loop (many `query_files`
- * reads) would outgrow the model's window and fail every further call (seed 000
+ * reads) would outgrow the model's window and fail every further call (docs/agent-behaviour.md
  * `intra_run_trimmer`). Before each attempt the transcript is fitted to that attempt's provider:
  * the oldest tool results are replaced by a short note first. System prompts and the final
  * directive (the last user message) are never touched, and every tool message stays so that each

@@ -3,7 +3,7 @@ import type { ChatMessage } from '@quill/contracts';
 /*
  * A reply cut by the provider's output limit (`finish_reason: "length"`) is not an answer: the
  * worker hands the partial reply back and asks the model to go on from the exact point where it
- * stopped (seed 000 `output_truncation`), a bounded number of times. A cut inside a `<file>` body
+ * stopped (docs/agent-behaviour.md `output_truncation`), a bounded number of times. A cut inside a `<file>` body
  * continues that body, so the prompt forbids restarting the tag or repeating text.
  */
 export const CONTINUATION_PROMPT =

@@ -16,7 +16,7 @@ export interface LlmProvider {
 }
 
 /**
- * A concrete model path. It always carries its context window (seed 003 坑 2): a model without a
+ * A concrete model path. It always carries its context window (docs/agent-behaviour.md 坑 2): a model without a
  * declared window cannot be budgeted or trimmed for, so no path may omit it.
  */
 export interface ModelTarget {

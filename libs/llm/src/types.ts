@@ -24,7 +24,7 @@ export interface ChatRequest {
   model?: string;
   /**
    * Accounting hook: called once per provider attempt, failed ones included, before the call
-   * returns or throws, so every attempt gets its usage record (seed 000 `usage_hooks`).
+   * returns or throws, so every attempt gets its usage record (docs/agent-behaviour.md `usage_hooks`).
    */
   onAttempt?: (attempt: LlmAttempt) => void;
   signal?: AbortSignal;

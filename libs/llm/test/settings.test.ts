@@ -45,7 +45,7 @@ describe('providers from settings', () => {
     const [primary, backup] = providers;
     expect(primary!.maxInputTokens).toBe(120_000);
     expect(backup).toMatchObject({ model: 'deepseek-chat', maxInputTokens: 60_000, apiKey: 'no-key' });
-    // Every model path carries a context window (seed 003 坑 2).
+    // Every model path carries a context window (docs/agent-behaviour.md 坑 2).
     expect(modelFor(primary!, 'router')).toEqual({ model: 'gpt-4o-mini', maxInputTokens: 120_000 });
     expect(modelFor(primary!, 'suggest')).toEqual({ model: 'gpt-4o-mini', maxInputTokens: 16_000 });
     expect(modelFor(primary!, 'writer')).toEqual({ model: 'gpt-4o', maxInputTokens: 120_000 });

@@ -11,7 +11,7 @@ afterAll(async () => {
 });
 
 describe('key names', () => {
-  it('follow DESIGN.md under the prefix', () => {
+  it('follow docs/architecture.md under the prefix', () => {
     const named = redisKeys('quill');
     expect(named.sessionLock('s')).toBe('quill:lock:session:s');
     expect(named.userSemaphore('u')).toBe('quill:sem:user:u');

@@ -2,7 +2,7 @@ import { hasAuthorVersionAfter, latestVersionBySource, type Queryable } from '@q
 import { type DiffHunk, diffLines } from './line-diff.ts';
 
 /**
- * What the author changed since the AI last wrote a file (seed 000 「作者改了什么给模型看，不猜授权」):
+ * What the author changed since the AI last wrote a file (docs/agent-behaviour.md 「作者改了什么给模型看，不猜授权」):
  * the net diff from the newest AI version to the current text, computed from the version
  * history. The model is shown it; nothing is inferred from it about what the author allows.
  */

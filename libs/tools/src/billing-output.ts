@@ -1,7 +1,7 @@
 import { TOOL_SPECS } from './registry.ts';
 
 /**
- * How billing counts each file-writing tool (seed 000 「添加工具」 step 4): a tool that leaves
+ * How billing counts each file-writing tool (docs/agent-behaviour.md 「添加工具」 step 4): a tool that leaves
  * author-visible body text must be declared here, or a stopped / failed run that used it would be
  * refunded as if nothing had been produced.
  *

@@ -45,7 +45,7 @@ export const createFileTool: ToolSpec<typeof CreateFileArgs> = {
         });
         return { kind: 'created', file };
       }
-      // A file the author saved is theirs: chat never overwrites it whole (seed 000 受保护稿件).
+      // A file the author saved is theirs: chat never overwrites it whole (docs/agent-behaviour.md 受保护稿件).
       if (existing.authorSaved) return { kind: 'protected', file: existing };
       if (existing.fileType !== args.file_type) return { kind: 'type_clash', file: existing };
       return { kind: 'reused', file: existing };
@@ -88,7 +88,7 @@ export const createFileTool: ToolSpec<typeof CreateFileArgs> = {
 };
 
 /**
- * One file streams at a time (seed 000 「重复建挡路的空文件」): asking again for the file that is
+ * One file streams at a time (docs/agent-behaviour.md 「重复建挡路的空文件」): asking again for the file that is
  * waiting for its body returns that file; any other file waits until it is written.
  */
 function blockedByPending(pending: PendingFile, title: string, folder: string): ToolResult {

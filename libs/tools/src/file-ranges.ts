@@ -1,5 +1,5 @@
 /**
- * Range reads for query_files (seed 000 「query_files … 结果标明范围」): a heading's section, the
+ * Range reads for query_files (docs/agent-behaviour.md 「query_files … 结果标明范围」): a heading's section, the
  * tail, or a character window. Every result says which part of the file it is.
  */
 export interface TextRange {

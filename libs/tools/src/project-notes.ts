@@ -1,5 +1,5 @@
 /**
- * Project notes keep who vouched for each entry (seed 000 「项目备注由作者维护确认来源」): the
+ * Project notes keep who vouched for each entry (docs/agent-behaviour.md 「项目备注由作者维护确认来源」): the
  * author-confirmed section and older untagged entries are the author's and survive any agent
  * update (even an empty one); the agent only ever replaces the AI-proposed section. The three
  * share one 4000-character budget. The author's own editor saves the whole field directly.

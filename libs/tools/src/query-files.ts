@@ -64,7 +64,7 @@ export const queryFilesTool: ToolSpec<typeof QueryFilesArgs> = {
   parallelSafe: true,
   async handle(args, context) {
     if (args.id) return readFile(args.id, args, context);
-    // Isolation (context issue): files this role may not see are neither listed nor found.
+    // Isolation: files this role may not see are neither listed nor found.
     const files = args.query
       ? (
           await visibleToRole(

@@ -19,7 +19,7 @@ const parallelExecuteTool = createParallelExecuteTool({
     TOOL_SPECS[name]?.parallelSafe === true && toolNamesForRole(context.role).includes(name),
 });
 
-/** The one place where tool schemas, handlers and per-role tool sets are wired (seed 000 「工具」). */
+/** The one place where tool schemas, handlers and per-role tool sets are wired (docs/agent-behaviour.md 「工具」). */
 export const TOOL_SPECS: Record<string, ToolSpec> = {
   [createFileTool.name]: createFileTool as unknown as ToolSpec,
   [editFileTool.name]: editFileTool as unknown as ToolSpec,

@@ -4,7 +4,7 @@ import { estimateTextTokens } from '@quill/llm';
 import type { ToolContext } from './types.ts';
 
 /**
- * The per-request skill budget (seed 000 skills/content_budget): skill text read by load_skill
+ * The per-request skill budget (docs/agent-behaviour.md skills/content_budget): skill text read by load_skill
  * and read_skill_resource counts against AGENT_SKILL_TOKEN_BUDGET, and at most three distinct
  * skills may be read per request. Usage lives in Postgres (skill_reads), so it holds across the
  * steps of a run whichever worker replica serves them.

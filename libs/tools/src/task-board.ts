@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { FILE_TYPES } from './create-file.ts';
 
 /**
- * The task board (seed 000 「任务板声明产物类型和来源」): file tasks declare what they produce, and
+ * The task board (docs/agent-behaviour.md 「任务板声明产物类型和来源」): file tasks declare what they produce, and
  * a task newly marked `done` must be backed by files this request wrote that still exist, are not
  * empty and have the declared type. Numbered units (chapters 1-3) each need their own body file;
  * an outline heading does not prove a chapter.

@@ -98,7 +98,7 @@ export interface ToolContext {
   readonly skillTokenBudget?: number;
 }
 
-/** Tools never throw into the loop (seed 003 §四): failures are readable results for the model. */
+/** Tools never throw into the loop (docs/agent-behaviour.md §四): failures are readable results for the model. */
 export type ToolResult =
   | { status: 'ok'; summary: string; data: Record<string, unknown> }
   | { status: 'error'; error_type: string; message: string };

@@ -3,7 +3,7 @@ import { listRunWrittenFileIds } from '@quill/db';
 import type { ToolContext } from './types.ts';
 
 /**
- * Information isolation in the tools (seed 004 §7): a role never lists, finds or reads a file its
+ * Information isolation in the tools (docs/agent-behaviour.md): a role never lists, finds or reads a file its
  * visibility hides from it (`author_only`, another role's `private_to:`). The reviewer may read
  * what this run wrote, because it must review it. A hidden file answers exactly like a missing
  * one, so its existence does not leak either.

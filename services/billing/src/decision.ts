@@ -9,7 +9,7 @@ import {
 import type { RunOutput } from './run-output.ts';
 
 /**
- * Charge or refund, decided from how the run ended and what it emitted (seed 000
+ * Charge or refund, decided from how the run ended and what it emitted (docs/agent-behaviour.md
  * 「流的终止、停止与计费」). Pure: the table-driven tests in services/billing/test cover every row.
  *
  * - author stop / client disconnect: refund when the round had no substantive output;

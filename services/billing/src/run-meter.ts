@@ -1,9 +1,9 @@
 import type { SseFrame, StepResult, UsageEnvelope, UsageSource } from '@quill/contracts';
 
 /**
- * The run meter (seed 000 「调试」, core/run_meter.py): a per-run summary logged with every
+ * The run meter (docs/agent-behaviour.md 「调试」, core/run_meter.py): a per-run summary logged with every
  * settlement and stored on the settlement row. It is computed from what the run published —
- * frames, step results and provider usage — so it connects the usage meter to billing (seed 003
+ * frames, step results and provider usage — so it connects the usage meter to billing (docs/agent-behaviour.md
  * 坑 9) instead of trusting a counter some process kept in memory.
  */
 export interface RunMeter {

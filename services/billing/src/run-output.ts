@@ -2,7 +2,7 @@ import { isTerminalFrame, type SseFrame } from '@quill/contracts';
 import { WRITE_TOOL_NAMES } from '@quill/tools';
 
 /**
- * What a run put in front of the author, read from its own frames (seed 000 「流的终止、停止与计费」).
+ * What a run put in front of the author, read from its own frames (docs/agent-behaviour.md 「流的终止、停止与计费」).
  * Billing trusts these, not a summary: the frames are what the author actually saw.
  */
 

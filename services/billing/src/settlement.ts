@@ -42,7 +42,7 @@ export function createSettleHandler(dependencies: { bus: Bus; pool: Pool; logger
       const metrics = quillMetrics();
       metrics.billingSettlements.add(1, { decision: settlement.decision, reason: settlement.reason });
       if (settlement.creditsRefunded > 0) metrics.billingCreditsRefunded.add(settlement.creditsRefunded);
-      // The one line per run that explains its bill (seed 000 「调试」).
+      // The one line per run that explains its bill (docs/agent-behaviour.md 「调试」).
       log.info(
         {
           billing_reason: settlement.reason,

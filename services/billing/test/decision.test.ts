@@ -1,61 +1,28 @@
-import {
-  type AgentRole,
-  ERROR_CATALOG,
-  ERROR_CODES,
-  errorFrame,
-  frame,
-  type RunOutcome,
-  type SseFrame,
-  WORKFLOW_STOPPED_REASONS,
-  type WorkflowStoppedReason,
-} from '@quill/contracts';
+import { ERROR_CATALOG, ERROR_CODES, errorFrame, frame, WORKFLOW_STOPPED_REASONS } from '@quill/contracts';
 import { describe, expect, it } from 'vitest';
 import { decideBilling, endingOf, STOP_RULES } from '../src/decision.ts';
 import { analyzeRunOutput, PROSE_MIN_CHARS } from '../src/run-output.ts';
-
-const RUN = 'run-1';
-const started = frame('run_started', RUN, { session_id: 's', project_id: 'p', generation_mode: 'fast' });
-const agentStart = (agent: AgentRole = 'writer') => frame('agent_start', RUN, { agent, step: 0 });
-const text = (content: string, agent: AgentRole = 'writer') => frame('text', RUN, { agent, content });
-const prose = (chars: number, agent: AgentRole = 'writer') => text('字'.repeat(chars), agent);
-const thinking = (content: string) => frame('thinking', RUN, { agent: 'writer', content });
-const toolCall = (name: string, id = 'call-1') =>
-  frame('tool_call', RUN, { agent: 'writer', tool_call_id: id, tool_name: name, arguments: {} });
-const toolResult = (name: string, status: 'ok' | 'error' = 'ok', id = 'call-1') =>
-  frame('tool_result', RUN, { agent: 'writer', tool_call_id: id, tool_name: name, status, summary: '' });
-const fileStart = frame('file_start', RUN, {
-  agent: 'writer',
-  file_id: 'f',
-  title: '第一章',
-  file_type: 'draft',
-});
-const fileDelta = frame('file_delta', RUN, { file_id: 'f', content: '雨夜' });
-const fileSaved = (chars: number) =>
-  frame('file_saved', RUN, { file_id: 'f', title: '第一章', version: 1, chars });
-const messageEnd = (stopReason: string) =>
-  frame('message_end', RUN, { agent: 'writer', stop_reason: stopReason });
-const complete = frame('workflow_complete', RUN, {});
-const stopped = (reason: WorkflowStoppedReason) => frame('workflow_stopped', RUN, { reason });
-const refundableError = errorFrame(RUN, 'model_error');
-const createEmptyFile = [toolCall('create_file'), toolResult('create_file'), fileStart, fileSaved(0)];
-const readFiles = [toolCall('query_files'), toolResult('query_files')];
-const wroteChapter = [
-  toolCall('create_file'),
-  toolResult('create_file'),
-  fileStart,
+import {
+  agentStart,
+  complete,
+  createEmptyFile,
   fileDelta,
-  fileSaved(1200),
-];
-
-interface Row {
-  name: string;
-  frames: SseFrame[];
-  outcome?: RunOutcome;
-  writeToolNames?: string[];
-  expected: [decision: 'charge' | 'refund', reason: string];
-}
-
-const runOf = (...frames: SseFrame[][]) => [started, agentStart(), ...frames.flat()];
+  fileStart,
+  messageEnd,
+  prose,
+  type Row,
+  RUN,
+  readFiles,
+  refundableError,
+  runOf,
+  started,
+  stopped,
+  text,
+  thinking,
+  toolCall,
+  toolResult,
+  wroteChapter,
+} from './decision-fixtures.ts';
 
 const ROWS: Row[] = [
   // Normal completion: charged, whatever it produced.
@@ -359,7 +326,7 @@ const ROWS: Row[] = [
   },
 ];
 
-describe('decideBilling (seed 000 「流的终止、停止与计费」)', () => {
+describe('decideBilling (docs/agent-behaviour.md 「流的终止、停止与计费」)', () => {
   it.each(ROWS)('$name → $expected', (row) => {
     const output = analyzeRunOutput(
       row.frames,

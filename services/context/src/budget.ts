@@ -4,7 +4,7 @@ import type { ContextTier } from '@quill/contracts';
 export type TokenCounter = (text: string) => number;
 
 /**
- * The request-level prompt ledger (seed 000 context/budget.py): system prompt, turn context,
+ * The request-level prompt ledger (docs/agent-behaviour.md context/budget.py): system prompt, turn context,
  * working set and history share one ceiling, and only history gives way. Tokens kept back for
  * the role directive and tool schemas that the worker adds after compiling.
  */

@@ -15,7 +15,7 @@ import type { Logger } from 'pino';
 import { type RenderedTurnMessage, transcript } from './history.ts';
 
 /**
- * History compaction (seed 003 invariant 5): evicted turns are summarised by one model call
+ * History compaction (docs/agent-behaviour.md invariant 5): evicted turns are summarised by one model call
  * (role `summarize`) and their full text is appended to an archive file in the project, which
  * the summary names so the agent can read it back with query_files. The boundary is stored, so
  * every later compile reuses the same summary and the history prefix stays byte-identical.

@@ -72,7 +72,7 @@ export function fixedPromptTexts(): string[] {
 }
 
 /**
- * The Context Compiler (seed 004 §5.7): decides what a role sees for one step — under token
+ * The Context Compiler (docs/agent-behaviour.md): decides what a role sees for one step — under token
  * budgets and visibility rules — lays it out cache-stably as [system][history][turn], and
  * records a Context Trace of everything loaded and withheld.
  */

@@ -3,7 +3,7 @@ import type { FileSummary } from '@quill/db';
 import type { VisibleFile } from './assembler.ts';
 
 /**
- * Information isolation, applied before anything else in a compile (seed 004 §7): the files a
+ * Information isolation, applied before anything else in a compile (docs/agent-behaviour.md): the files a
  * role may see, each with the permission that lets it, and the ones withheld, for the trace.
  * Rules live in `filePermission` (libs/contracts), shared with query_files.
  */

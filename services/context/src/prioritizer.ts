@@ -3,7 +3,7 @@ import { chapterNumber, requestedChapter } from './chapters.ts';
 import { mentions } from './query-terms.ts';
 
 /**
- * Which project files a role should see for this request, at which tier, in which order (seed 000
+ * Which project files a role should see for this request, at which tier, in which order (docs/agent-behaviour.md
  * 「上下文与跨轮记忆」): CRITICAL (focus, review targets, the author's references) → CONSTRAINT
  * (characters and core settings — named in the request or in play in the scene — before the
  * related outline and the previous chapter) → RELEVANT (sibling chapters, the other characters
@@ -93,7 +93,7 @@ export function prioritize(input: PrioritizeInput): Candidate[] {
 
   // CONSTRAINT: characters and settings named in the request first, then those in play in the
   // scene (characters before settings), the related outline, the previous chapter — character
-  // cards and lore before chapters (seed 000).
+  // cards and lore before chapters (docs/agent-behaviour.md).
   const query = input.message;
   const worldFiles = input.files.filter(
     (file) => file.fileType === 'character' || file.fileType === 'setting',

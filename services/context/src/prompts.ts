@@ -1,6 +1,6 @@
 /**
  * The system prompt holds only what is the same for every role and every turn of a project, so
- * [system prompt][history] is a stable, cacheable prefix (seed 000 cache-stable layout): the base
+ * [system prompt][history] is a stable, cacheable prefix (docs/agent-behaviour.md cache-stable layout): the base
  * protocol, the layout rules, and the L1 skill catalog (which changes only when the author's
  * enabled skills change). Role instructions and per-turn context go elsewhere.
  */

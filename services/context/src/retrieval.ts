@@ -9,7 +9,7 @@ import { itemBlock, snippetHeader } from './render.ts';
 /**
  * Retrieval snippets: the densest window of query terms in each matching file. Runs after the
  * tiers are allocated and skips the files already shown, so a snippet never repeats what the
- * context holds (seed 000: 检索只排除最终入选的条目).
+ * context holds (docs/agent-behaviour.md: 检索只排除最终入选的条目).
  */
 export const SNIPPET_CHARS = 360;
 export const MAX_SNIPPETS = 6;

@@ -14,7 +14,7 @@ interface Part {
 }
 
 /**
- * The Context Trace of one compile (seed 004 §5.7): budgets, tokens per part of the prompt, and
+ * The Context Trace of one compile (docs/agent-behaviour.md): budgets, tokens per part of the prompt, and
  * every piece loaded or left out, with where it came from and why.
  */
 export function buildTrace(input: {

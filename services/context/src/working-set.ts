@@ -6,7 +6,7 @@ import { parseBreadcrumbs } from './history.ts';
 import { fullHeader, itemBlock } from './render.ts';
 
 /**
- * The cross-turn working set (seed 000 跨轮记忆): the files the last two assistant replies created,
+ * The cross-turn working set (docs/agent-behaviour.md 跨轮记忆): the files the last two assistant replies created,
  * edited or read whole, injected whole from their current content before the author's words.
  * It lives in the user message, never in the system prompt or history, so the cached prefix is
  * untouched. Files the role may not see are skipped (the compiler passes only visible ones).

@@ -3,7 +3,7 @@ import type { RedisClient } from '@quill/redis';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 /**
- * Per-user request rate on the endpoints that can trigger a model call (seed 000 请求与流 1),
+ * Per-user request rate on the endpoints that can trigger a model call (docs/agent-behaviour.md 请求与流 1),
  * counted in Redis so every gateway replica shares the budget. Routes opt in with
  * `modelRouteLimit`; the check runs after authentication so the key is the user, not the IP.
  */

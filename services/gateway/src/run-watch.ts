@@ -15,7 +15,7 @@ export interface RunWatchDependencies {
 }
 
 /**
- * A client that drops does not kill its run at once (seed 000: 断线): every gateway streaming a
+ * A client that drops does not kill its run at once (docs/agent-behaviour.md: 断线): every gateway streaming a
  * run keeps `sse:<runId>` alive in Redis, and the gateway that saw the last client leave checks
  * after the grace period whether any replica picked the run up again. If none did, the run is
  * stopped with `client_disconnected`.

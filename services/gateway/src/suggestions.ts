@@ -1,7 +1,7 @@
 import { type ChatMessage, MAX_SUGGESTIONS } from '@quill/contracts';
 
 /**
- * The suggestion prompt (seed 000 `prompts/suggestions.py`): a few short next steps the author
+ * The suggestion prompt (docs/agent-behaviour.md `prompts/suggestions.py`): a few short next steps the author
  * could send as their next message, in the author's language, as a JSON array of strings.
  */
 const SUGGESTION_SYSTEM_PROMPT = [

@@ -2,7 +2,7 @@ import { composeDirective } from '@quill/agent-runtime';
 import type { TaskEnvelope } from '@quill/contracts';
 
 /**
- * The quality reviewer reads and judges; its tool set has no write tools (seed 000 「工具」,
+ * The quality reviewer reads and judges; its tool set has no write tools (docs/agent-behaviour.md 「工具」,
  * `QUALITY_REVIEWER_PROMPT`). It sends the run's last input message together with the shared
  * protocol and the router's directive (review evidence, the writer's questions).
  */

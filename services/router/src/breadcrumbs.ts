@@ -1,7 +1,7 @@
 import type { Breadcrumbs, FileRef, StepResult } from '@quill/contracts';
 
 /**
- * Folds a run's file operations into the breadcrumbs stored with its assistant reply (seed 000
+ * Folds a run's file operations into the breadcrumbs stored with its assistant reply (docs/agent-behaviour.md
  * 跨轮记忆): each file once, under what matters most for the next turn — deleted over created over
  * edited over read — with its latest title. Steps from workers that report no operations still
  * contribute their `<file>` writes as edits.

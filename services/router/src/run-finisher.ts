@@ -44,7 +44,7 @@ export async function finishRunWith(
   extras: { reply?: string } = {},
 ): Promise<void> {
   const { bus, pool } = dependencies;
-  // A clarification ends the run waiting for the author (seed 000): run and session rest in
+  // A clarification ends the run waiting for the author (docs/agent-behaviour.md): run and session rest in
   // waiting_user and `clarification_pending` tells the next turn to inherit the routing.
   const waiting = outcome.terminal === 'stopped' && outcome.reason === 'waiting_user';
   const runId = start.run_id;
@@ -104,7 +104,7 @@ export async function finishRunWith(
   });
   if (changed) {
     const reply = extras.reply ?? assistantReply(state);
-    // What the run did to files, for the next turn's history and working set (context issue).
+    // What the run did to files, for the next turn's history and working set.
     const breadcrumbs = breadcrumbsFor(results);
     if (reply || breadcrumbs)
       await appendMessage(pool, {

@@ -31,7 +31,7 @@ import type { FinishOutcome } from './workflow.ts';
 
 export interface OrchestratorDependencies extends FinisherDependencies {
   logger: Logger;
-  /** Routing, handoffs, held text and directives (workflow issue); the rules themselves are pure. */
+  /** Routing, handoffs, held text and directives; the rules themselves are pure. */
   workflow: WorkflowRuntime;
   leases: RunLeases;
   settings: {

@@ -12,7 +12,7 @@ export type FinishOutcome =
 
 export function outcomeOfUnfinished(result: StepResult): FinishOutcome {
   if (result.outcome === 'stopped') {
-    // Runaway stops decided by the worker's budgets and guards (issue 4) keep their reason.
+    // Runaway stops decided by the worker's budgets and guards keep their reason.
     const passThrough = [
       'client_disconnected',
       'no_progress',

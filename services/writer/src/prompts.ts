@@ -2,7 +2,7 @@ import { composeDirective } from '@quill/agent-runtime';
 import type { AgentRole, TaskEnvelope } from '@quill/contracts';
 
 /**
- * Role instructions for the write-capable roles (seed 000 `PLANNER_PROMPT`, `HOOK_DESIGNER_PROMPT`,
+ * Role instructions for the write-capable roles (docs/agent-behaviour.md `PLANNER_PROMPT`, `HOOK_DESIGNER_PROMPT`,
  * `WRITER_PROMPT`). They travel in the run's last input message together with the shared protocol
  * and the router's directive (scope constraint, handoff packet) — never in the system prompt, so
  * the cached prefix [system prompt][history] stays identical across roles and turns.

@@ -6,7 +6,7 @@ import { requireUser } from '../auth.ts';
 import { parseInput } from '../http-errors.ts';
 
 /**
- * The Context Trace of a run (seed 004 §5.7 / §7): per compile, what each role was given, from
+ * The Context Trace of a run (docs/agent-behaviour.md / §7): per compile, what each role was given, from
  * where, at which tier, how much of it, and what was withheld and why. It names files some roles
  * may not see, so only the project owner gets it; anyone else gets the same 404 as for a run
  * that does not exist.

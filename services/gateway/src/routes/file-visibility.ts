@@ -6,7 +6,7 @@ import { requireUser } from '../auth.ts';
 import { parseInput } from '../http-errors.ts';
 
 /**
- * Sets which agent roles may see a file (seed 004 §7): `all`, `author_only` or
+ * Sets which agent roles may see a file (docs/agent-behaviour.md): `all`, `author_only` or
  * `private_to:<role>[,<role>…]`. The context compiler and query_files enforce it. Members who may
  * write the project may change it; viewers get 403, non-members 404.
  */

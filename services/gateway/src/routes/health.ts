@@ -2,7 +2,7 @@ import { readBreakerStates } from '@quill/llm';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayDependencies } from '../app.ts';
 
-/** Liveness of every dependency plus the visible config conflicts (seed 003 坑 1). */
+/** Liveness of every dependency plus the visible config conflicts (docs/agent-behaviour.md 坑 1). */
 export function registerHealthRoutes(app: FastifyInstance, dependencies: GatewayDependencies): void {
   app.get('/health', async (_request, reply) => {
     const checks = await Promise.all([

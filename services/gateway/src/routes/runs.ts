@@ -5,7 +5,7 @@ import type { GatewayDependencies } from '../app.ts';
 import { requireUser } from '../auth.ts';
 import { parseInput } from '../http-errors.ts';
 
-/** Phases (seed 004 §3.4) of the caller's runs; anything else is 404 (sessions: routes/sessions.ts). */
+/** Phases (docs/agent-behaviour.md) of the caller's runs; anything else is 404 (sessions: routes/sessions.ts). */
 export function registerRunRoutes(app: FastifyInstance, dependencies: GatewayDependencies): void {
   app.get('/agent/runs/:runId', async (request) => {
     const user = requireUser(request);

@@ -26,7 +26,7 @@ import { buildSuggestionMessages, parseSuggestions } from '../suggestions.ts';
 
 /**
  * `POST /agent/suggest`: next-step suggestions. Like every endpoint that can trigger a model call
- * (seed 000 请求与流 1) it has auth (the scope it is registered in), project access (404; a
+ * (docs/agent-behaviour.md 请求与流 1) it has auth (the scope it is registered in), project access (404; a
  * viewer 403), the per-user rate limit and the daily cost cap; the call goes through the same
  * failover client as the workers, and each attempt's usage is published to the ledger like a run's.
  */

@@ -2,7 +2,7 @@ import { defaultDecision, planWorkflowAgents, type RouterDecision } from './rout
 import type { RoutingRecord, RoutingSource } from './routing-record.ts';
 
 /**
- * The deterministic routes that run before the router model (seed 000 「请求与流」 step 3), in
+ * The deterministic routes that run before the router model (docs/agent-behaviour.md 「请求与流」 step 3), in
  * order: resume after exhaustion → vague edit request asks first → inherit the routing after a
  * clarification answer (llm strategy only). A hit skips the model call.
  */
@@ -24,7 +24,7 @@ export function isContinueOnly(message: string): boolean {
 }
 
 /**
- * A request to "improve it" that names neither where nor how (seed 000 `is_vague_edit_request`).
+ * A request to "improve it" that names neither where nor how (docs/agent-behaviour.md `is_vague_edit_request`).
  * Anything concrete — a chapter, a quote, a number, a named aspect — makes it specific.
  */
 const VAGUE_EDIT = [

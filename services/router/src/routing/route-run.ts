@@ -66,7 +66,7 @@ export async function routeRun(
     .findLast((record) => record !== undefined);
   const clarificationPending = session?.clarificationPending === true;
   const firstMessage = !answeredBefore;
-  // Quality mode forces model routing (seed 000 step 3); fast follows AGENT_ROUTER_STRATEGY.
+  // Quality mode forces model routing (docs/agent-behaviour.md step 3); fast follows AGENT_ROUTER_STRATEGY.
   const strategy = start.generation_mode === 'quality' ? 'llm' : dependencies.strategy;
 
   let chosen: Continuation | undefined = deterministicRoute({

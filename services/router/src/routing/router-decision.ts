@@ -7,14 +7,14 @@ import {
 import { z } from 'zod';
 
 /**
- * The router's decision (seed 000 「Router」) and the plans it picks from. The model's JSON is
+ * The router's decision (docs/agent-behaviour.md 「Router」) and the plans it picks from. The model's JSON is
  * normalised here: a missing plan is inferred from the agent and vice versa, `workflow_agents`
  * is always recomputed from the plan and the author's scope (never trusted from the model), and
  * the scope is cut at MAX_SCOPE_CHARS whatever the model wrote.
  */
 export const MAX_SCOPE_CHARS = 80;
 
-/** The plan sequence that may follow the initial agent (seed 000 `WORKFLOW_AGENTS`). */
+/** The plan sequence that may follow the initial agent (docs/agent-behaviour.md `WORKFLOW_AGENTS`). */
 export const WORKFLOW_AGENTS: Readonly<Record<WorkflowPlanName, readonly AgentRole[]>> = {
   quick: ['writer'],
   standard: ['planner', 'writer'],

@@ -1,5 +1,5 @@
 /**
- * The router's prompt (seed 000 `ROUTER_PROMPT`) and the shape of its user message
+ * The router's prompt (docs/agent-behaviour.md `ROUTER_PROMPT`) and the shape of its user message
  * (`build_router_user_message`). The system prompt never changes; everything about the turn goes
  * in the user message, so the prefix stays cacheable.
  */
@@ -33,7 +33,7 @@ export const ROUTER_PROMPT = `你是 Quill 写作团队的路由器。读作者�
 只输出一个 JSON 对象，不要任何解释或代码块，例如：
 {"current_agent":"writer","workflow_plan":"quick","write_content":true,"read_only":false,"scope":"写第一章","requested_file_types":["draft"]}`;
 
-/** Added to the first message's model input only (seed 000 `first_message_hint`); never stored. */
+/** Added to the first message's model input only (docs/agent-behaviour.md `first_message_hint`); never stored. */
 export const FIRST_MESSAGE_HINT =
   '这是作者在这部作品里的第一条消息：先按作者的要求把内容写出来，结尾再给一两个可以继续的方向。';
 

@@ -29,9 +29,9 @@ export const RoutingRecord = z.object({
   scope: z.string(),
   requested_file_types: z.array(z.string()),
   source: z.enum(ROUTING_SOURCES),
-  /** The author's first message in this work (seed 000 first-turn rules). */
+  /** The author's first message in this work (docs/agent-behaviour.md first-turn rules). */
   first_message: z.boolean(),
-  /** A vague edit request: the writer asks first and may not write (seed 000 「笼统要求先问清楚」). */
+  /** A vague edit request: the writer asks first and may not write (docs/agent-behaviour.md 「笼统要求先问清楚」). */
   clarify_first: z.boolean(),
   /** quality mode, not the first message, not read-only: the auto review gate is on. */
   auto_review: z.boolean(),

@@ -1,7 +1,7 @@
 import type { AgentRole } from '@quill/contracts';
 
 /**
- * Author-facing wording of the router's own handoffs (seed 000 `author_facing_text`): the
+ * Author-facing wording of the router's own handoffs (docs/agent-behaviour.md `author_facing_text`): the
  * author's latest message decides the language, as for every reply.
  */
 export type AuthorLanguage = 'zh' | 'en';

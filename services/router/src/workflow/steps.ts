@@ -2,7 +2,7 @@ import type { AgentRole } from '@quill/contracts';
 import type { HeldText } from './held-text.ts';
 import { isWriteCapable, remainingPlan, type WorkflowPlan } from './workflow-plan.ts';
 
-/** How a step came to run (seed 000: the three handoff kinds plus the router's own rounds). */
+/** How a step came to run (docs/agent-behaviour.md: the three handoff kinds plus the router's own rounds). */
 export type StepKind = 'initial' | 'planned' | 'explicit' | 'review_gate' | 'continuation' | 'summary';
 
 /** One step as the workflow plans it, before it is dispatched. */

@@ -7,7 +7,7 @@ import { type Cursor, type PlannedStep, planStep, type StepSpec } from './steps.
 import { BODY_FILE_TYPES, isWriteCapable, type WorkflowPlan } from './workflow-plan.ts';
 
 /**
- * What happens after one step result (seed 000 「多 Agent 协作」), as a pure function. In order:
+ * What happens after one step result (docs/agent-behaviour.md 「多 Agent 协作」), as a pure function. In order:
  * the step failed or stopped → finish; it asked the author → finish waiting; an explicit handoff
  * that the scope allows; a file-stream continuation; the next planned agent; the auto review
  * gate; the first message's summary round; otherwise the run is complete.
@@ -86,7 +86,7 @@ export function afterStep(
         kind: alongPlan ? 'planned' : 'explicit',
         from: step.role,
         reason: result.handoff.reason,
-        // Out-of-plan jumps do not add to the delivery (seed 000 「计划外跳转不累计」).
+        // Out-of-plan jumps do not add to the delivery (docs/agent-behaviour.md 「计划外跳转不累计」).
         inDelivery: alongPlan && isWriteCapable(target) && !step.revision,
         // Back from review to a writing role outside the plan is a revision (not re-reviewed
         // automatically); back along the plan the delivery simply goes on.

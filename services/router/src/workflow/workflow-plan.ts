@@ -22,7 +22,7 @@ export interface WorkflowSettings {
 /** Seed 000 `MAX_REVIEW_ROUNDS`: one review and one requested re-review at most. */
 export const MAX_REVIEW_ROUNDS = 2;
 
-/** File types whose body counts as 正文 for the review gate (seed 000 `body_writes.py`). */
+/** File types whose body counts as 正文 for the review gate (docs/agent-behaviour.md `body_writes.py`). */
 export const BODY_FILE_TYPES: readonly string[] = ['draft', 'script'];
 
 /** Roles that plan rather than write the body; they get the "hand to writer" line. */

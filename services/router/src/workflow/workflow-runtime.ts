@@ -107,7 +107,7 @@ export function createWorkflowRuntime(dependencies: WorkflowRuntimeDependencies)
       if (rolledBack.length > 0) logger.info({ files: rolledBack }, 'read-only run: empty files rolled back');
     }
     if (closing.readOnlyBlocked) {
-      // Non-terminal: it goes out right before the terminal frame (seed 000 「只读请求不改文件」).
+      // Non-terminal: it goes out right before the terminal frame (docs/agent-behaviour.md 「只读请求不改文件」).
       await publishFrame(
         bus,
         frame('workflow_stopped', start.run_id, { reason: 'read_only_handoff_blocked' }),
