@@ -7,6 +7,7 @@ export * from './errors.ts';
 export * from './frames.ts';
 export * from './http.ts';
 export * from './openapi.ts';
+export * from './phase-transitions.ts';
 export * from './product.ts';
 export * from './project-archive.ts';
 export * from './roles.ts';
