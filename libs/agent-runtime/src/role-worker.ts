@@ -124,7 +124,6 @@ export function createRoleTaskHandler(dependencies: RoleWorkerDependencies) {
         files_written: [],
         model_calls: 0,
         tool_calls: 0,
-        produced_prose_chars: 0,
         final_text: '',
         outcome: 'stopped',
         stop_reason: stoppedBefore,

@@ -84,7 +84,6 @@ export async function runStepTurns(
     files_written: [...(journal?.files_written ?? [])],
     model_calls: journal?.model_calls ?? 0,
     tool_calls: journal?.tool_calls ?? 0,
-    produced_prose_chars: 0,
     final_text: journal?.final_text ?? '',
   };
   const continuation = createContinuationTracker(
@@ -299,7 +298,6 @@ export async function runStepTurns(
     }),
   );
   await emitter.close();
-  base.produced_prose_chars = base.final_text.trim().length;
   Object.assign(base, emitter.report());
   base.file_operations = fileOperationsFromTranscript(messages, base.files_written);
   const result: StepResult = stoppedWith

@@ -37,10 +37,10 @@ export async function ensureStreams(bus: Bus, settings: StreamSettings): Promise
     subjects: [...names.eventSubjects],
     retention: RetentionPolicy.Limits,
     storage: StorageType.File,
-    max_age: seconds(settings.eventsMaxAgeHours * 3600),
+    max_age: Math.round(seconds(settings.eventsMaxAgeHours * 3600)),
     // Longer than the run wall clock, so a terminal frame published by two parties (a takeover
-    // router and a gateway fallback) is stored once.
-    duplicate_window: seconds(20 * 60),
+    // router and a gateway fallback) is stored once; JetStream refuses one longer than max_age.
+    duplicate_window: Math.round(seconds(Math.min(20 * 60, settings.eventsMaxAgeHours * 3600))),
   });
   await upsertConsumer(bus, names.streams.runs, {
     durable_name: names.consumers.router,

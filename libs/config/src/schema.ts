@@ -163,6 +163,13 @@ export const ConfigSchema = z.object({
   RUN_MAX_DELIVER: int(5, 1),
   TASK_ACK_WAIT_S: int(30, 1),
   EVENTS_MAX_AGE_H: int(24, 1),
+  // Retention in seconds instead, when set (tests let a run's stream expire to replay it from
+  // the run archive, docs/architecture.md "Run archive").
+  EVENTS_MAX_AGE_S: optionalPositiveInt,
+  // The router's sweep of run rows (docs/architecture.md "What each service owns"): how often a
+  // pass runs (one replica at a time), and how long after a run ended or started it waits.
+  ROUTER_RECONCILE_INTERVAL_S: int(30, 1),
+  ROUTER_RECONCILE_MIN_AGE_S: int(30),
   NATS_REQUEST_TIMEOUT_MS: int(10_000, 100),
   // All attempts of one request together: retried within it to reach a live replica.
   NATS_REQUEST_DEADLINE_MS: int(30_000, 100),

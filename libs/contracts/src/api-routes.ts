@@ -50,7 +50,7 @@ import {
   UserResponse,
 } from './product.ts';
 import { SkillNameParams, SkillPatchBody } from './skills.ts';
-import { StreamQuery, StreamTicketResponse } from './stream-ticket.ts';
+import { RunEventsQuery, RunEventsResponse, StreamQuery, StreamTicketResponse } from './stream-ticket.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -113,6 +113,11 @@ export const API_ROUTES: readonly ApiRoute[] = [
     params: RunIdParams,
     query: StreamQuery,
     success: { status: 200, sse: true },
+  }),
+  route('GET', '/agent/runs/:runId/events', "A run's frames with their SSE ids, from the stream or the run archive", {
+    params: RunIdParams,
+    query: RunEventsQuery,
+    success: ok(RunEventsResponse),
   }),
   route('POST', '/agent/runs/:runId/stream-ticket', 'Mint a single-use ticket for a native EventSource', {
     params: RunIdParams,

@@ -3,7 +3,7 @@ import { ChatMessage, TokenUsage } from './chat.ts';
 import { FileOperation } from './context.ts';
 import { ERROR_CATALOG, ERROR_CODES, type ErrorCode } from './errors.ts';
 import { BodyPartialReason, DraftReason, SseFrame, WorkflowStoppedReason } from './frames.ts';
-import { AgentRole, GenerationMode, UiLanguage } from './roles.ts';
+import { AgentRole, GenerationMode, Phase, UiLanguage } from './roles.ts';
 
 /**
  * Bus envelopes. Every body carries `v`; a consumer validates with these schemas and terminates
@@ -87,7 +87,6 @@ export const StepResult = z.object({
   ended_on_file_block: z.boolean().optional(),
   model_calls: z.number().int().nonnegative(),
   tool_calls: z.number().int().nonnegative(),
-  produced_prose_chars: z.number().int().nonnegative(),
 });
 export type StepResult = z.infer<typeof StepResult>;
 
@@ -194,3 +193,58 @@ export const BillingBalanceReply = z.discriminatedUnion('ok', [
 ]);
 
 export const HealthReply = z.object({ v: v1, service: z.string(), instance: z.string(), ok: z.boolean() });
+
+/**
+ * Gateway → router (`router.runs.open`): admit a run, `idle` until a router takes it from the
+ * queue. The router owns `runs` (docs/architecture.md "What each service owns").
+ */
+export const RunOpenRequest = z.object({
+  v: v1,
+  run_id: id,
+  session_id: id,
+  project_id: id,
+  user_id: id,
+  generation_mode: GenerationMode,
+  api_key_id: id.nullable(),
+});
+export type RunOpenRequest = z.infer<typeof RunOpenRequest>;
+export const RunOpenReply = z.discriminatedUnion('ok', [
+  z.object({ v: v1, ok: z.literal(true), phase: Phase }),
+  ReplyError,
+]);
+export type RunOpenReply = z.infer<typeof RunOpenReply>;
+
+/**
+ * Gateway → router (`router.runs.end`): a run the gateway gave up on. `launch_failed` undoes an
+ * admission (`reserved: false` removes the never-started row), `worker_lost` is the last resort
+ * after the gateway sent the terminal frame itself.
+ */
+export const RunEndRequest = z.object({
+  v: v1,
+  run_id: id,
+  reason: z.enum(['launch_failed', 'worker_lost']),
+  reserved: z.boolean(),
+});
+export type RunEndRequest = z.infer<typeof RunEndRequest>;
+export const RunEndReply = z.discriminatedUnion('ok', [
+  z.object({ v: v1, ok: z.literal(true), result: z.enum(['applied', 'unchanged', 'illegal', 'missing', 'discarded']) }),
+  ReplyError,
+]);
+export type RunEndReply = z.infer<typeof RunEndReply>;
+
+/** Gateway → billing (`billing.grant`): an admin's grant of credits; billing alone moves credits. */
+export const BillingGrantRequest = z.object({
+  v: v1,
+  /** Chosen by the gateway per admin request: a retried grant adds nothing twice. */
+  grant_id: z.string().uuid(),
+  user_id: id,
+  credits: z.number().int().positive(),
+  granted_by: id,
+});
+export type BillingGrantRequest = z.infer<typeof BillingGrantRequest>;
+export const BillingGrantReply = z.discriminatedUnion('ok', [
+  z.object({ v: v1, ok: z.literal(true), credits: z.number().int() }),
+  // not_found: no such user; invalid_request: the balance would overflow.
+  ReplyError,
+]);
+export type BillingGrantReply = z.infer<typeof BillingGrantReply>;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SseFrame } from './frames.ts';
 
 /**
  * Stream tickets: a browser's native EventSource cannot send an Authorization header, so it
@@ -28,3 +29,17 @@ export type StreamQuery = z.infer<typeof StreamQuery>;
 
 /** The `retry:` an SSE response starts with: how long a browser waits before reconnecting. */
 export const SSE_RETRY_MS = 2000;
+
+/** `GET /agent/runs/:runId/events`: the run's frames after `after` (an SSE id), however old the run. */
+export const RunEventsQuery = z.strictObject({
+  after: z.coerce.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional(),
+});
+export type RunEventsQuery = z.infer<typeof RunEventsQuery>;
+
+export const RunEventsResponse = z.object({
+  run_id: z.string(),
+  /** `stream`: read from EVENTS; `archive`: the run archive (the stream no longer holds it). */
+  source: z.enum(['stream', 'archive']),
+  events: z.array(z.object({ id: z.number().int(), frame: SseFrame })),
+});
+export type RunEventsResponse = z.infer<typeof RunEventsResponse>;

@@ -21,6 +21,9 @@ export interface BusNames {
   readonly billingReserve: string;
   readonly billingSettle: string;
   readonly billingBalance: string;
+  readonly billingGrant: string;
+  readonly routerRunOpen: string;
+  readonly routerRunEnd: string;
   health(service: string): string;
 }
 
@@ -58,6 +61,9 @@ export function busNames(namespace = ''): BusNames {
     billingReserve: `${s}billing.reserve`,
     billingSettle: `${s}billing.settle`,
     billingBalance: `${s}billing.balance`,
+    billingGrant: `${s}billing.grant`,
+    routerRunOpen: `${s}router.runs.open`,
+    routerRunEnd: `${s}router.runs.end`,
     health: (service) => `${s}health.${service}`,
   };
 }

@@ -35,6 +35,9 @@ function coreSubjects(names: BusNames): string[] {
     names.billingReserve,
     names.billingSettle,
     names.billingBalance,
+    names.billingGrant,
+    names.routerRunOpen,
+    names.routerRunEnd,
     names.health('*'),
   ];
 }
@@ -86,6 +89,9 @@ describe.each(['', 'ns1', 'b_x9'])('busNames(%j)', (namespace) => {
     expect(names.billingReserve).toBe(`${prefix}billing.reserve`);
     expect(names.billingSettle).toBe(`${prefix}billing.settle`);
     expect(names.billingBalance).toBe(`${prefix}billing.balance`);
+    expect(names.billingGrant).toBe(`${prefix}billing.grant`);
+    expect(names.routerRunOpen).toBe(`${prefix}router.runs.open`);
+    expect(names.routerRunEnd).toBe(`${prefix}router.runs.end`);
     expect(names.health('router')).toBe(`${prefix}health.router`);
   });
 

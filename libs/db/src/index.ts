@@ -102,33 +102,41 @@ export {
 } from './projects.ts';
 export {
   ensureQuotaAccount,
-  type GrantResult,
   getCredits,
   getQuotaAccount,
-  grantCredits,
   type QuotaAccount,
 } from './quota.ts';
 export {
-  closeWaitingRuns,
   deleteEmptyFiles,
   getMessageRouting,
+  listWaitingRuns,
   mergeMessageRouting,
   projectHasAssistantReply,
 } from './routing.ts';
-export { DEFAULT_WRITE_RETRY_MS, type RunFence, RunFencedError, withRunFence } from './run-fence.ts';
+export { applied, movePhase, type PhaseWrite } from './phase-writes.ts';
+export {
+  bumpRunEpoch,
+  DEFAULT_WRITE_RETRY_MS,
+  type RunFence,
+  RunFencedError,
+  withRunFence,
+} from './run-fence.ts';
 export {
   ACTIVE_RUN_PHASES,
-  bumpRunEpoch,
+  copySettledDecisions,
   createRun,
+  discardIdleRun,
   type FinishRunInput,
   finishRun,
   getActiveRunForSession,
   getRun,
   getRunForUser,
   listRunningRunsOlderThan,
+  listUnarchivedEndedRuns,
   listUnsettledEndedRuns,
   type Run,
   setRunBillingDecision,
+  startRun,
   type UnsettledRun,
 } from './runs.ts';
 export { ApiKeyTakenError, DEMO_EMAIL, DEMO_PROJECT_TITLE, type DemoSeed, seedDemo } from './seed.ts';
@@ -155,6 +163,7 @@ export {
   listSessions,
   type Session,
   setSessionPhase,
+  touchSession,
 } from './sessions.ts';
 export {
   deleteSkill,
@@ -198,3 +207,10 @@ export {
   type User,
   type UserRole,
 } from './users.ts';
+export {
+  type ArchivedFrame,
+  type ArchivedStep,
+  getArchivedFrames,
+  getArchivedSteps,
+  saveRunArchive,
+} from './run-archives.ts';

@@ -40,7 +40,10 @@ function toMessage(row: MessageRow): Message {
   };
 }
 
-/** Appends a message and marks the session active (it sorts first in the session list). */
+/**
+ * Appends a message. The session's last activity (sessions.updated_at, the gateway's) is marked
+ * by the gateway when the author writes (touchSession), not here: the router appends replies.
+ */
 export async function appendMessage(
   db: Queryable,
   input: {
@@ -54,14 +57,9 @@ export async function appendMessage(
   },
 ): Promise<Message> {
   const { rows } = await db.query<MessageRow>(
-    `WITH m AS (
-       INSERT INTO messages (id, session_id, run_id, role, content, routing, breadcrumbs)
-       VALUES (COALESCE($1::uuid, gen_random_uuid()), $2, $3, $4, $5, $6, $7)
-       RETURNING ${MESSAGE_COLUMNS}
-     ), touched AS (
-       UPDATE sessions SET updated_at = now() WHERE session_id = $2
-     )
-     SELECT ${MESSAGE_COLUMNS} FROM m`,
+    `INSERT INTO messages (id, session_id, run_id, role, content, routing, breadcrumbs)
+     VALUES (COALESCE($1::uuid, gen_random_uuid()), $2, $3, $4, $5, $6, $7)
+     RETURNING ${MESSAGE_COLUMNS}`,
     [
       input.id ?? null,
       input.sessionId,

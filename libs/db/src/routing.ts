@@ -3,8 +3,8 @@ import type { Queryable } from './pool.ts';
 
 /**
  * Storage the workflow router needs around a run: the routing JSON on the author's message,
- * whether the work has any AI reply yet (first-message rules), closing a run that was left
- * waiting for the author, and rolling back empty files a read-only run left behind.
+ * whether the work has any AI reply yet (first-message rules), the runs left waiting for the
+ * author, and rolling back empty files a read-only run left behind.
  */
 
 export async function getMessageRouting(db: Queryable, messageId: string): Promise<unknown> {
@@ -42,20 +42,14 @@ export async function projectHasAssistantReply(db: Queryable, projectId: string)
   return rows[0]?.found === true;
 }
 
-/** Ends the session's runs still waiting for the author once a new run answers them. */
-export async function closeWaitingRuns(
-  db: Queryable,
-  sessionId: string,
-  exceptRunId: string,
-): Promise<number> {
-  if (!isUuid(sessionId) || !isUuid(exceptRunId)) return 0;
-  const { rowCount } = await db.query(
-    `UPDATE runs SET phase = 'done', stop_reason = COALESCE(stop_reason, 'clarification_answered'),
-       updated_at = now(), ended_at = now()
-     WHERE session_id = $1 AND phase = 'waiting_user' AND run_id <> $2`,
+/** The session's runs still waiting for the author, but `exceptRunId` (the run answering them). */
+export async function listWaitingRuns(db: Queryable, sessionId: string, exceptRunId: string): Promise<string[]> {
+  if (!isUuid(sessionId) || !isUuid(exceptRunId)) return [];
+  const { rows } = await db.query<{ run_id: string }>(
+    `SELECT run_id FROM runs WHERE session_id = $1 AND phase = 'waiting_user' AND run_id <> $2`,
     [sessionId, exceptRunId],
   );
-  return rowCount ?? 0;
+  return rows.map((row) => row.run_id);
 }
 
 /**

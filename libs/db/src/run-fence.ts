@@ -41,9 +41,32 @@ export interface RunFence {
 }
 
 /**
+ * Takes a redelivered task's run over: the new epoch fences out every write from the previous
+ * worker. `run_fences` belongs to the workers (docs/architecture.md "What each service owns"); the
+ * run row is only locked (FOR NO KEY UPDATE), so the bump waits for an in-flight fenced write of
+ * the old worker, which holds it FOR SHARE. Returns the new epoch, or null when the run is
+ * unknown or not `running`.
+ */
+export async function bumpRunEpoch(pool: pg.Pool, runId: string): Promise<number | null> {
+  if (!isUuid(runId)) return null;
+  return withTransaction(pool, async (client) => {
+    const run = await client.query(`SELECT 1 FROM runs WHERE run_id = $1 AND phase = 'running' FOR NO KEY UPDATE`, [
+      runId,
+    ]);
+    if (run.rowCount !== 1) return null;
+    const { rows } = await client.query<{ epoch: number }>(
+      `INSERT INTO run_fences AS f (run_id, epoch) VALUES ($1, 1)
+       ON CONFLICT (run_id) DO UPDATE SET epoch = f.epoch + 1, updated_at = now() RETURNING epoch`,
+      [runId],
+    );
+    return rows[0]!.epoch;
+  });
+}
+
+/**
  * Runs fn in a transaction that commits only while the run is `running` at the caller's epoch.
- * The row is held FOR SHARE until commit, so a takeover (bumpRunEpoch) or finishRun waits for an
- * in-flight write, and every write that starts after them is refused. fn may run more than once
+ * The run row is held FOR SHARE until commit, so a takeover (bumpRunEpoch) or finishRun waits for
+ * an in-flight write, and every write that starts after them is refused. fn may run more than once
  * (see RunFence.retryMs): it must only touch the database through the client it is given.
  */
 export async function withRunFence<T>(
@@ -65,7 +88,8 @@ function fencedTransaction<T>(
 ): Promise<T> {
   return withTransaction(pool, async (client) => {
     const { rows } = await client.query<{ phase: Phase; epoch: number }>(
-      'SELECT phase, epoch FROM runs WHERE run_id = $1 FOR SHARE',
+      `SELECT phase, COALESCE((SELECT f.epoch FROM run_fences f WHERE f.run_id = runs.run_id), 0) AS epoch
+       FROM runs WHERE run_id = $1 FOR SHARE`,
       [fence.runId],
     );
     const run = rows[0];

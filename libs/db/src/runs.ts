@@ -1,6 +1,13 @@
 import type { BillingDecision, GenerationMode, Phase } from '@quill/contracts';
 import { isUuid } from './ids.ts';
+import { movePhase, type PhaseWrite } from './phase-writes.ts';
 import type { Queryable } from './pool.ts';
+
+/**
+ * The `runs` table belongs to the router (docs/architecture.md "What each service owns"): every
+ * write below is called from services/router only, and every phase write goes through the one
+ * transition table (`movePhase`). The epoch lives in `run_fences` (the workers', run-fence.ts).
+ */
 
 export interface Run {
   runId: string;
@@ -38,11 +45,12 @@ interface RunRow {
   ended_at: string | null;
 }
 
+// The epoch is read from the workers' fence row (0 until a worker took a redelivery over).
 const RUN_COLUMNS =
-  'run_id, session_id, project_id, user_id, phase, stop_reason, error_code, billing_decision, epoch, generation_mode, model_calls, tool_calls, created_at, updated_at, ended_at';
+  'run_id, session_id, project_id, user_id, phase, stop_reason, error_code, billing_decision, COALESCE((SELECT f.epoch FROM run_fences f WHERE f.run_id = runs.run_id), 0) AS epoch, generation_mode, model_calls, tool_calls, created_at, updated_at, ended_at';
 
-/** Phases a run can still leave; finishRun and takeovers only touch runs in these. */
-export const ACTIVE_RUN_PHASES: readonly Phase[] = ['running', 'waiting_user'];
+/** Phases of a run that has not ended: it still holds (or waits on) its session. */
+export const ACTIVE_RUN_PHASES: readonly Phase[] = ['idle', 'running', 'waiting_user'];
 
 function toRun(row: RunRow): Run {
   return {
@@ -64,7 +72,10 @@ function toRun(row: RunRow): Run {
   };
 }
 
-/** Creates the run in phase `running`; creating the same run id again returns the existing run. */
+/**
+ * Opens the run in phase `idle` (admitted, not yet taken by a router); opening the same run id
+ * again returns the existing run.
+ */
 export async function createRun(
   db: Queryable,
   input: {
@@ -127,34 +138,40 @@ export interface FinishRunInput {
   toolCalls?: number;
 }
 
+/** A router took the run from the queue: `idle` → `running` (a takeover finds it `running`). */
+export function startRun(db: Queryable, runId: string): Promise<PhaseWrite> {
+  if (!isUuid(runId)) return Promise.resolve({ kind: 'missing' });
+  return movePhase(db, { subject: 'run', id: runId, to: 'running' });
+}
+
 /**
- * Moves an active run to its end phase. Only a run still `running` or `waiting_user` changes, so
- * a redelivered or duplicated terminal step is a no-op; returns whether this call changed it.
- * `waiting_user` (clarification) keeps the run open; done/error stamp ended_at.
+ * Moves a run to its end phase through the transition table: a duplicated or redelivered end is
+ * `unchanged`, an end of a run that already ended differently is `illegal` (refused; the caller
+ * logs it). `waiting_user` (clarification) keeps the run open; done/error stamp ended_at.
  */
-export async function finishRun(db: Queryable, runId: string, input: FinishRunInput): Promise<boolean> {
+export function finishRun(db: Queryable, runId: string, input: FinishRunInput): Promise<PhaseWrite> {
+  if (!isUuid(runId)) return Promise.resolve({ kind: 'missing' });
+  return movePhase(db, {
+    subject: 'run',
+    id: runId,
+    to: input.phase,
+    set: {
+      stop_reason: input.stopReason ?? null,
+      error_code: input.errorCode ?? null,
+      billing_decision: input.billingDecision ?? null,
+      model_calls: input.modelCalls ?? null,
+      tool_calls: input.toolCalls ?? null,
+    },
+  });
+}
+
+/**
+ * Undoes an admission that was never started (the gateway's launch failed before billing granted
+ * a credit): the `idle` row goes, so a refused request leaves no run. A run past `idle` stays.
+ */
+export async function discardIdleRun(db: Queryable, runId: string): Promise<boolean> {
   if (!isUuid(runId)) return false;
-  const { rowCount } = await db.query(
-    `UPDATE runs SET phase = $2,
-       stop_reason = COALESCE($3, stop_reason),
-       error_code = COALESCE($4, error_code),
-       billing_decision = COALESCE($5, billing_decision),
-       model_calls = COALESCE($6, model_calls),
-       tool_calls = COALESCE($7, tool_calls),
-       updated_at = now(),
-       ended_at = CASE WHEN $2 IN ('done', 'error') THEN now() ELSE ended_at END
-     WHERE run_id = $1 AND phase = ANY($8::text[])`,
-    [
-      runId,
-      input.phase,
-      input.stopReason ?? null,
-      input.errorCode ?? null,
-      input.billingDecision ?? null,
-      input.modelCalls ?? null,
-      input.toolCalls ?? null,
-      ACTIVE_RUN_PHASES,
-    ],
-  );
+  const { rowCount } = await db.query(`DELETE FROM runs WHERE run_id = $1 AND phase = 'idle'`, [runId]);
   return rowCount === 1;
 }
 
@@ -170,20 +187,6 @@ export async function setRunBillingDecision(
     [runId, decision],
   );
   return rowCount === 1;
-}
-
-/**
- * Takes an active run over: the new epoch fences out every write from the previous owner
- * (withRunFence). Returns the new epoch, or null when the run is unknown or already ended.
- */
-export async function bumpRunEpoch(db: Queryable, runId: string): Promise<number | null> {
-  if (!isUuid(runId)) return null;
-  const { rows } = await db.query<{ epoch: number }>(
-    `UPDATE runs SET epoch = epoch + 1, updated_at = now()
-     WHERE run_id = $1 AND phase = ANY($2::text[]) RETURNING epoch`,
-    [runId, ACTIVE_RUN_PHASES],
-  );
-  return rows[0]?.epoch ?? null;
 }
 
 export interface UnsettledRun {
@@ -229,7 +232,7 @@ export async function listUnsettledEndedRuns(
   }));
 }
 
-/** Runs still `running` that started at least `minAgeSeconds` ago, oldest first. */
+/** Runs still `idle` or `running` that started at least `minAgeSeconds` ago, oldest first. */
 export async function listRunningRunsOlderThan(
   db: Queryable,
   options: { minAgeSeconds: number; limit: number },
@@ -241,7 +244,7 @@ export async function listRunningRunsOlderThan(
     created_at: string;
   }>(
     `SELECT run_id, session_id, user_id, created_at FROM runs
-     WHERE phase = 'running' AND created_at < now() - make_interval(secs => $1)
+     WHERE phase IN ('idle', 'running') AND created_at < now() - make_interval(secs => $1)
      ORDER BY created_at LIMIT $2`,
     [options.minAgeSeconds, options.limit],
   );
@@ -251,4 +254,34 @@ export async function listRunningRunsOlderThan(
     userId: row.user_id,
     createdAt: row.created_at,
   }));
+}
+
+/**
+ * Ended runs whose billing decision the row does not carry yet though billing settled them (its
+ * reconciler settled on its own): the router copies billing's decision onto its row.
+ */
+export async function copySettledDecisions(db: Queryable, limit: number): Promise<number> {
+  const { rowCount } = await db.query(
+    `UPDATE runs r SET billing_decision = s.decision, updated_at = now() FROM settlements s
+     WHERE s.run_id = r.run_id AND r.run_id IN (
+       SELECT r2.run_id FROM runs r2 JOIN settlements s2 ON s2.run_id = r2.run_id
+       WHERE r2.billing_decision IS NULL AND r2.phase IN ('done', 'error', 'waiting_user') LIMIT $1)`,
+    [limit],
+  );
+  return rowCount ?? 0;
+}
+
+/** Runs whose stream ended at least `minAgeSeconds` ago and is not archived yet, oldest first. */
+export async function listUnarchivedEndedRuns(
+  db: Queryable,
+  options: { minAgeSeconds: number; limit: number },
+): Promise<string[]> {
+  const { rows } = await db.query<{ run_id: string }>(
+    `SELECT run_id FROM runs
+     WHERE archived_at IS NULL AND phase IN ('done', 'error', 'waiting_user')
+       AND updated_at < now() - make_interval(secs => $1)
+     ORDER BY updated_at LIMIT $2`,
+    [options.minAgeSeconds, options.limit],
+  );
+  return rows.map((row) => row.run_id);
 }

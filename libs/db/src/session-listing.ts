@@ -3,7 +3,7 @@ import { isUuid } from './ids.ts';
 import type { Queryable } from './pool.ts';
 import type { TimeCursor } from './project-admin.ts';
 import type { Run } from './runs.ts';
-import type { Session } from './sessions.ts';
+import { SESSION_COLUMNS, SESSION_FROM, type Session } from './sessions.ts';
 
 /**
  * Reads for the author's history views (README "HTTP API"): the caller's sessions of a project,
@@ -17,10 +17,10 @@ export async function listSessionsPage(
 ): Promise<Session[]> {
   if (!isUuid(projectId) || !isUuid(userId)) return [];
   const { rows } = await db.query(
-    `SELECT session_id, project_id, user_id, title, phase, clarification_pending, created_at, updated_at
-     FROM sessions WHERE project_id = $1 AND user_id = $2 AND deleted_at IS NULL
-       AND ($3::timestamptz IS NULL OR (updated_at, session_id) < ($3::timestamptz, $4::uuid))
-     ORDER BY updated_at DESC, session_id DESC LIMIT $5`,
+    `SELECT ${SESSION_COLUMNS} FROM ${SESSION_FROM}
+     WHERE s.project_id = $1 AND s.user_id = $2 AND s.deleted_at IS NULL
+       AND ($3::timestamptz IS NULL OR (s.updated_at, s.session_id) < ($3::timestamptz, $4::uuid))
+     ORDER BY s.updated_at DESC, s.session_id DESC LIMIT $5`,
     [projectId, userId, options.after?.at ?? null, options.after?.id ?? null, options.limit],
   );
   return rows.map((row) => ({

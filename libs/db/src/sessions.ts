@@ -1,6 +1,13 @@
 import type { Phase } from '@quill/contracts';
 import { isUuid } from './ids.ts';
+import { movePhase, type PhaseWrite } from './phase-writes.ts';
 import type { Queryable } from './pool.ts';
+
+/**
+ * `sessions` (title, deletion, last activity) belongs to the gateway; a session's phase lives in
+ * `session_phases`, which only the router writes (docs/architecture.md "What each service owns").
+ * A session without a phase row has never run: `idle`.
+ */
 
 export interface Session {
   sessionId: string;
@@ -24,8 +31,10 @@ interface SessionRow {
   updated_at: string;
 }
 
-const SESSION_COLUMNS =
-  'session_id, project_id, user_id, title, phase, clarification_pending, created_at, updated_at';
+export const SESSION_COLUMNS = `s.session_id, s.project_id, s.user_id, s.title,
+  COALESCE(p.phase, 'idle') AS phase, COALESCE(p.clarification_pending, false) AS clarification_pending,
+  s.created_at, s.updated_at`;
+export const SESSION_FROM = 'sessions s LEFT JOIN session_phases p ON p.session_id = s.session_id';
 
 function toSession(row: SessionRow): Session {
   return {
@@ -44,12 +53,13 @@ export async function createSession(
   db: Queryable,
   input: { projectId: string; userId: string; title: string; sessionId?: string },
 ): Promise<Session> {
-  const { rows } = await db.query<SessionRow>(
+  const { rows } = await db.query<Omit<SessionRow, 'phase' | 'clarification_pending'>>(
     `INSERT INTO sessions (session_id, project_id, user_id, title)
-     VALUES (COALESCE($1::uuid, gen_random_uuid()), $2, $3, $4) RETURNING ${SESSION_COLUMNS}`,
+     VALUES (COALESCE($1::uuid, gen_random_uuid()), $2, $3, $4)
+     RETURNING session_id, project_id, user_id, title, created_at, updated_at`,
     [input.sessionId ?? null, input.projectId, input.userId, input.title],
   );
-  return toSession(rows[0]!);
+  return toSession({ ...rows[0]!, phase: 'idle', clarification_pending: false });
 }
 
 /**
@@ -63,7 +73,8 @@ export async function getSessionForUser(
 ): Promise<Session | null> {
   if (!isUuid(sessionId) || !isUuid(userId)) return null;
   const { rows } = await db.query<SessionRow>(
-    `SELECT ${SESSION_COLUMNS} FROM sessions WHERE session_id = $1 AND user_id = $2 AND deleted_at IS NULL`,
+    `SELECT ${SESSION_COLUMNS} FROM ${SESSION_FROM}
+     WHERE s.session_id = $1 AND s.user_id = $2 AND s.deleted_at IS NULL`,
     [sessionId, userId],
   );
   return rows[0] ? toSession(rows[0]) : null;
@@ -72,7 +83,7 @@ export async function getSessionForUser(
 export async function getSession(db: Queryable, sessionId: string): Promise<Session | null> {
   if (!isUuid(sessionId)) return null;
   const { rows } = await db.query<SessionRow>(
-    `SELECT ${SESSION_COLUMNS} FROM sessions WHERE session_id = $1`,
+    `SELECT ${SESSION_COLUMNS} FROM ${SESSION_FROM} WHERE s.session_id = $1`,
     [sessionId],
   );
   return rows[0] ? toSession(rows[0]) : null;
@@ -82,25 +93,35 @@ export async function getSession(db: Queryable, sessionId: string): Promise<Sess
 export async function listSessions(db: Queryable, projectId: string, userId: string): Promise<Session[]> {
   if (!isUuid(projectId) || !isUuid(userId)) return [];
   const { rows } = await db.query<SessionRow>(
-    `SELECT ${SESSION_COLUMNS} FROM sessions WHERE project_id = $1 AND user_id = $2 AND deleted_at IS NULL
-     ORDER BY updated_at DESC, session_id`,
+    `SELECT ${SESSION_COLUMNS} FROM ${SESSION_FROM}
+     WHERE s.project_id = $1 AND s.user_id = $2 AND s.deleted_at IS NULL
+     ORDER BY s.updated_at DESC, s.session_id`,
     [projectId, userId],
   );
   return rows.map(toSession);
 }
 
-export async function setSessionPhase(
+/**
+ * Moves the session's phase through the transition table (docs/architecture.md "Phases"); the
+ * router's phase writer is the only caller, and logs an `illegal` result.
+ */
+export function setSessionPhase(
   db: Queryable,
   sessionId: string,
   phase: Phase,
   options: { clarificationPending?: boolean } = {},
-): Promise<boolean> {
-  if (!isUuid(sessionId)) return false;
-  const { rowCount } = await db.query(
-    `UPDATE sessions SET phase = $2, updated_at = now(),
-       clarification_pending = COALESCE($3, clarification_pending)
-     WHERE session_id = $1`,
-    [sessionId, phase, options.clarificationPending ?? null],
-  );
-  return rowCount === 1;
+): Promise<PhaseWrite> {
+  if (!isUuid(sessionId)) return Promise.resolve({ kind: 'missing' });
+  return movePhase(db, {
+    subject: 'session',
+    id: sessionId,
+    to: phase,
+    ...(options.clarificationPending === undefined ? {} : { clarificationPending: options.clarificationPending }),
+  });
+}
+
+/** Marks the session active (it sorts first in the session list): the author just wrote in it. */
+export async function touchSession(db: Queryable, sessionId: string): Promise<void> {
+  if (!isUuid(sessionId)) return;
+  await db.query('UPDATE sessions SET updated_at = now() WHERE session_id = $1', [sessionId]);
 }

@@ -69,7 +69,7 @@ export async function startService(service: string): Promise<ServiceRuntime> {
     },
   });
   await ensureStreams(bus, {
-    eventsMaxAgeHours: config.EVENTS_MAX_AGE_H,
+    eventsMaxAgeHours: config.EVENTS_MAX_AGE_S ? config.EVENTS_MAX_AGE_S / 3600 : config.EVENTS_MAX_AGE_H,
     runAckWaitSeconds: config.RUN_ACK_WAIT_S,
     runMaxDeliver: config.RUN_MAX_DELIVER,
     taskAckWaitSeconds: config.TASK_ACK_WAIT_S,

@@ -9,6 +9,7 @@ import {
 import { startService } from '@quill/service-kit';
 import { reserveCredit } from './ledger.ts';
 import { createReconciler } from './reconciler.ts';
+import { serveGrants } from './grants.ts';
 import { createSettleHandler } from './settlement.ts';
 import { startUsageLedger } from './usage-ledger.ts';
 
@@ -55,19 +56,19 @@ const usageLedger = await startUsageLedger(
 );
 
 const reconciler = createReconciler(
-  { bus, pool, logger, settle: settleRun },
+  { pool, logger, settle: settleRun },
   {
     intervalMs: config.BILLING_RECONCILE_INTERVAL_S * 1000,
     minAgeSeconds: config.BILLING_RECONCILE_MIN_AGE_S,
-    // After the router's wall clock and the gateway's own last resort have had their turn.
-    abandonedAfterSeconds: config.AGENT_RUN_WALL_CLOCK_TIMEOUT_S + config.AGENT_STOP_GRACE_S + 60,
     batch: 100,
   },
 );
+
+const grant = serveGrants(bus, pool, { defaultCredits: config.QUILL_DEFAULT_CREDITS }, logger);
 reconciler.start();
 
 runtime.onShutdown(async () => {
-  await Promise.all([reserve.stop(), settle.stop(), usageLedger.stop(), reconciler.stop()]);
+  await Promise.all([reserve.stop(), settle.stop(), grant.stop(), usageLedger.stop(), reconciler.stop()]);
 });
 runtime.markReady();
 logger.info({ instance: config.instanceId }, 'billing ready');

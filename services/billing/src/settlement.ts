@@ -1,6 +1,5 @@
 import type { Bus } from '@quill/bus';
 import type { BillingSettleReply, BillingSettleRequest } from '@quill/contracts';
-import { setRunBillingDecision } from '@quill/db';
 import { quillMetrics } from '@quill/telemetry';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
@@ -30,8 +29,8 @@ export function createSettleHandler(dependencies: { bus: Bus; pool: Pool; logger
       producedOutput: verdict.producedOutput,
       meter,
     });
-    // The row carries the decision whoever settled (the router, a gateway undo, reconciliation).
-    await setRunBillingDecision(pool, request.run_id, settlement.decision);
+    // The run row (the router's) records the decision from this reply, or, when billing settled
+    // on its own, from the settlement row at the router's next sweep.
     const log = logger.child({ run_id: request.run_id });
     if (settlement.duplicate) {
       log.info(

@@ -12,16 +12,18 @@ import {
   isReplicaFailure,
   msgIds,
   QuillError,
+  RunEndReply,
+  RunEndRequest,
+  RunOpenReply,
+  RunOpenRequest,
   RunStartEnvelope,
 } from '@quill/contracts';
 import {
   appendMessage,
-  createRun,
   createSession,
-  finishRun,
   getProjectForUser,
   getSessionForUser,
-  setSessionPhase,
+  touchSession,
   type User,
   withTransaction,
 } from '@quill/db';
@@ -59,7 +61,8 @@ export interface LaunchedRun {
  * Everything between a valid `/agent/stream` request and a published `runs.start`: access,
  * the one-run-per-session lock, the credit reservation, the run row and the first frame. Any
  * failure after the lock undoes what was done, so a refused request leaves no half-started run
- * and no credit taken.
+ * and no credit taken. The run row is the router's (`router.runs.open`, asked while billing
+ * reserves, so the launch waits for the slower of the two, not both; docs/decisions/0010).
  */
 export function createRunLauncher(dependencies: LauncherDependencies) {
   const { bus, pool, redis, keys } = dependencies;
@@ -100,8 +103,10 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
       throw new QuillError('too_many_active_runs');
     }
     let reserved = false;
-    // Billing answers while the rows are written; they commit only once it said yes, so a
-    // refused request leaves no run, no message and no credit taken.
+    let opened = false;
+    // Billing and the router answer while the author's message is written; it commits only once
+    // both said yes, so a refused request leaves no message and no credit taken (and the router
+    // drops the run it opened).
     const reservation = settle(
       requestReply(
         bus,
@@ -111,27 +116,39 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
         requestOptions,
       ),
     );
+    const admission = settle(
+      requestReply(
+        bus,
+        bus.names.routerRunOpen,
+        { request: RunOpenRequest, reply: RunOpenReply },
+        {
+          v: 1,
+          run_id: runId,
+          session_id: session.sessionId,
+          project_id: body.project_id,
+          user_id: user.id,
+          generation_mode: body.generation_mode,
+          api_key_id: credential.apiKeyId ?? null,
+        },
+        requestOptions,
+      ),
+    );
     try {
       const message = await withTransaction(pool, async (client) => {
-        await createRun(client, {
-          runId,
-          sessionId: session.sessionId,
-          projectId: body.project_id,
-          userId: user.id,
-          generationMode: body.generation_mode,
-          apiKeyId: credential.apiKeyId ?? null,
-        });
         const appended = await appendMessage(client, {
           sessionId: session.sessionId,
           runId,
           role: 'user',
           content: body.message,
         });
-        await setSessionPhase(client, session.sessionId, 'running');
-        const answer = await reservation;
+        await touchSession(client, session.sessionId);
+        const [answer, admitted] = await Promise.all([reservation, admission]);
+        opened = admitted.ok && admitted.value.ok;
+        reserved = answer.ok && answer.value.ok;
         if (!answer.ok) throw answer.error;
         if (!answer.value.ok) throw new QuillError(reservationRefusal(answer.value.code));
-        reserved = true;
+        if (!admitted.ok) throw admitted.error;
+        if (!admitted.value.ok) throw new QuillError('service_unavailable');
         return appended;
       });
       // One connection keeps its publishes in order, so run_started is still the run's first frame.
@@ -169,12 +186,11 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
       quillMetrics().runsStarted.add(1, { generation_mode: body.generation_mode });
       return { runId, sessionId: session.sessionId };
     } catch (error) {
-      // Rows that failed before billing answered: a credit it granted meanwhile is still taken.
-      if (!reserved) {
-        const answer = await reservation;
-        reserved = answer.ok && answer.value.ok;
-      }
-      await undo(runId, session.sessionId, user.id, reserved, logger);
+      // Rows that failed before billing or the router answered: what they granted meanwhile stands.
+      const [answer, admitted] = await Promise.all([reservation, admission]);
+      reserved = reserved || (answer.ok && answer.value.ok);
+      opened = opened || (admitted.ok && admitted.value.ok);
+      await undo(runId, user.id, { reserved, opened }, logger);
       await releaseSessionLock(redis, lockKey, runId);
       await releaseSemaphore(redis, semaphoreKey, runId);
       if (error instanceof QuillError) throw error;
@@ -183,15 +199,25 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
     }
   };
 
-  async function undo(runId: string, sessionId: string, userId: string, reserved: boolean, logger: Logger) {
+  async function undo(
+    runId: string,
+    userId: string,
+    done: { reserved: boolean; opened: boolean },
+    logger: Logger,
+  ) {
     try {
-      await finishRun(pool, runId, {
-        phase: 'error',
-        errorCode: 'service_unavailable',
-        stopReason: 'launch_failed',
-      });
-      await setSessionPhase(pool, sessionId, 'idle');
-      if (reserved) {
+      // The router ends the row it opened: removed when no credit was taken, `error` otherwise
+      // (the reservation's refund below needs a run to settle).
+      if (done.opened) {
+        await requestReply(
+          bus,
+          bus.names.routerRunEnd,
+          { request: RunEndRequest, reply: RunEndReply },
+          { v: 1, run_id: runId, reason: 'launch_failed', reserved: done.reserved },
+          requestOptions,
+        );
+      }
+      if (done.reserved) {
         await requestReply(
           bus,
           bus.names.billingSettle,

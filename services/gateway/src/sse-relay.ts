@@ -3,9 +3,8 @@ import type { Bus } from '@quill/bus';
 import { encodeSseRetry, SSE_HEADERS, SSE_RETRY_MS } from '@quill/contracts';
 import { quillMetrics } from '@quill/telemetry';
 import type { FastifyReply, FastifyBaseLogger as Logger } from 'fastify';
-import type { Pool } from 'pg';
 import type { Heartbeats } from './heartbeats.ts';
-import { endRunIfUnfinished } from './run-fallback.ts';
+import { endRunIfUnfinished, type FallbackRequestOptions } from './run-fallback.ts';
 import { runFeedsFor } from './run-feed.ts';
 import type { RunWatch } from './run-watch.ts';
 
@@ -23,8 +22,8 @@ export interface RelayOptions {
    * already ended.
    */
   fallbackAt?: number;
-  /** Where the fallback records the run it ended. */
-  pool: Pool;
+  /** How the fallback asks the router to end the row of a run it ended. */
+  endRequest: FallbackRequestOptions;
 }
 
 /**
@@ -57,7 +56,7 @@ export async function relayRunEvents(
       ? undefined
       : setTimeout(
           () =>
-            void endRunIfUnfinished(bus, options.pool, runId, logger).catch((error: unknown) =>
+            void endRunIfUnfinished(bus, runId, logger, options.endRequest).catch((error: unknown) =>
               logger.error({ err: error, run_id: runId }, 'fallback terminal failed'),
             ),
           Math.max(0, options.fallbackAt - Date.now()),

@@ -2,6 +2,9 @@ import { consumeDurable, publishFrame, runIdFromSubject } from '@quill/bus';
 import { errorFrame, frame, msgIds, RunStartEnvelope } from '@quill/contracts';
 import { createFailoverClientFromSettings } from '@quill/llm';
 import { startService } from '@quill/service-kit';
+import { createPhaseWriter } from './phases/phase-writer.ts';
+import { serveRunAdmission } from './phases/run-admission.ts';
+import { createRunSweep } from './phases/run-sweep.ts';
 import { createRunLeases } from './run-leases.ts';
 import { countActiveRuns } from './run-metrics.ts';
 import { createRunHandler } from './run-orchestrator.ts';
@@ -10,6 +13,8 @@ import { createWorkflowRuntime } from './workflow/workflow-runtime.ts';
 
 const runtime = await startService('router');
 const { config, bus, logger } = runtime;
+// The only writer of run and session phases (docs/architecture.md "Phases").
+const phases = createPhaseWriter(runtime.pool, logger);
 
 const workflow = createWorkflowRuntime({
   bus,
@@ -17,6 +22,7 @@ const workflow = createWorkflowRuntime({
   // The router model goes through the same primary/backup failover as the workers.
   llm: createFailoverClientFromSettings(config, { redis: runtime.redis, keys: runtime.keys, logger }),
   strategy: config.AGENT_ROUTER_STRATEGY,
+  phases,
   maxIterations: config.AGENT_COLLABORATION_MAX_ITERATIONS,
   settings: {
     autoReviewThresholdChars: config.AGENT_AUTO_REVIEW_THRESHOLD_CHARS,
@@ -36,6 +42,7 @@ const handleRunStart = createRunHandler({
   bus,
   workflow,
   leases,
+  phases,
   pool: runtime.pool,
   redis: runtime.redis,
   keys: runtime.keys,
@@ -68,9 +75,21 @@ const consumer = await consumeDurable(bus, {
     await publishFrame(bus, frame('done', runId, {}), { msgId: msgIds.done(runId) });
   },
 });
+const admission = serveRunAdmission({ bus, pool: runtime.pool, logger, phases });
+const sweep = createRunSweep(
+  { bus, pool: runtime.pool, logger, phases },
+  {
+    intervalMs: config.ROUTER_RECONCILE_INTERVAL_S * 1000,
+    minAgeSeconds: config.ROUTER_RECONCILE_MIN_AGE_S,
+    // After the router's wall clock and the gateway's own last resort have had their turn.
+    abandonedAfterSeconds: config.AGENT_RUN_WALL_CLOCK_TIMEOUT_S + config.AGENT_STOP_GRACE_S + 60,
+    batch: 100,
+  },
+);
+sweep.start();
 runtime.onShutdown(async () => {
   leases.stop();
-  await consumer.stop();
+  await Promise.all([consumer.stop(), admission.stop(), sweep.stop()]);
 });
 runtime.markReady();
 logger.info({ instance: config.instanceId }, 'router ready');

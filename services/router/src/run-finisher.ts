@@ -10,12 +10,14 @@ import {
   type RunStartEnvelope,
   type SseFrame,
 } from '@quill/contracts';
-import { appendMessage, finishRun, setSessionPhase } from '@quill/db';
+import { appendMessage } from '@quill/db';
 import { type RedisClient, type RedisKeys, releaseSemaphore, releaseSessionLock } from '@quill/redis';
 import { quillMetrics, SpanStatusCode, trace } from '@quill/telemetry';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { breadcrumbsFor } from './breadcrumbs.ts';
+import { archiveRun } from './phases/run-archive.ts';
+import type { PhaseWriter } from './phases/phase-writer.ts';
 import { removeBlankPlaceholders } from './round-outcome.ts';
 import type { RunState } from './run-state.ts';
 import { assistantReply, type FinishOutcome, toRunOutcome } from './workflow.ts';
@@ -28,6 +30,8 @@ export interface FinisherDependencies {
   requestTimeoutMs: number;
   /** All attempts of one bus request together (README "Fault tolerance"). */
   requestDeadlineMs: number;
+  /** The only writer of run and session phases. */
+  phases: PhaseWriter;
 }
 
 /**
@@ -89,20 +93,24 @@ export async function finishRunWith(
     const removed = await removeBlankPlaceholders(pool, start.project_id, results);
     if (removed.length > 0) logger.info({ removed }, 'blank placeholder files of a refunded round removed');
   }
-  const changed = await finishRun(pool, runId, {
-    phase: outcome.terminal === 'error' ? 'error' : waiting ? 'waiting_user' : 'done',
-    stopReason:
-      outcome.terminal === 'stopped'
-        ? outcome.reason
-        : outcome.terminal === 'complete'
-          ? 'completed'
-          : 'error',
-    ...(outcome.terminal === 'error' ? { errorCode: outcome.code } : {}),
-    ...(billingDecision ? { billingDecision } : {}),
-    modelCalls: results.reduce((sum, result) => sum + result.model_calls, 0),
-    toolCalls: results.reduce((sum, result) => sum + result.tool_calls, 0),
-  });
-  if (changed) {
+  const ended = await dependencies.phases.endRun(
+    { runId, sessionId: start.session_id },
+    {
+      phase: outcome.terminal === 'error' ? 'error' : waiting ? 'waiting_user' : 'done',
+      stopReason:
+        outcome.terminal === 'stopped'
+          ? outcome.reason
+          : outcome.terminal === 'complete'
+            ? 'completed'
+            : 'error',
+      ...(outcome.terminal === 'error' ? { errorCode: outcome.code } : {}),
+      ...(billingDecision ? { billingDecision } : {}),
+      modelCalls: results.reduce((sum, result) => sum + result.model_calls, 0),
+      toolCalls: results.reduce((sum, result) => sum + result.tool_calls, 0),
+    },
+    waiting ? { clarificationPending: true } : {},
+  );
+  if (ended.kind === 'applied') {
     const reply = extras.reply ?? assistantReply(state);
     // What the run did to files, for the next turn's history and working set.
     const breadcrumbs = breadcrumbsFor(results);
@@ -114,12 +122,6 @@ export async function finishRunWith(
         content: reply,
         breadcrumbs,
       });
-    await setSessionPhase(
-      pool,
-      start.session_id,
-      waiting ? 'waiting_user' : 'idle',
-      waiting ? { clarificationPending: true } : {},
-    );
   }
   await releaseSessionLock(dependencies.redis, dependencies.keys.sessionLock(start.session_id), runId);
   await releaseSemaphore(dependencies.redis, dependencies.keys.userSemaphore(start.user_id), runId);
@@ -128,6 +130,11 @@ export async function finishRunWith(
   // that finds the run ended and sends `done` (publishDone).
   await publishDone(bus, runId);
   logger.info({ outcome, billing_decision: billingDecision }, 'run finished');
+  // The stream is complete: copy it to the archive (docs/architecture.md "Run archive"). A failure
+  // here is left to the router's sweep, which archives every ended run it finds unarchived.
+  await archiveRun(bus, pool, runId).catch((error: unknown) =>
+    logger.warn({ err: error }, 'run archive deferred to the sweep'),
+  );
 }
 
 /**

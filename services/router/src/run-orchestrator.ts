@@ -72,9 +72,15 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
       await closeOpened();
       throw [runRead, stopRead, stepsRead].find((read) => read.status === 'rejected')!.reason;
     }
-    const run = runRead.value;
+    let run = runRead.value;
     const stopWatch = stopRead.value;
     const steps = stepsRead.value;
+    // Admitted by the gateway (`idle`): this router takes it, run and session → `running`.
+    if (run?.phase === 'idle') {
+      const taken = await dependencies.phases.startRun(run);
+      if (taken.kind === 'applied') run = { ...run, phase: 'running' };
+      else run = await getRun(pool, start.run_id);
+    }
     if (run?.phase !== 'running') {
       await closeOpened();
       if (!run) return term('unknown run');
@@ -97,6 +103,7 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
       void renewRunLeases(start).catch((error: unknown) => log.warn({ err: error }, 'lease renewal failed'));
     }, settings.heartbeatMs);
     const deadline = Date.parse(run.createdAt) + settings.wallClockMs;
+    const epoch = run.epoch;
     let plan: WorkflowPlan | undefined;
     const finish = async (outcome: FinishOutcome) => {
       const closing = await dependencies.workflow.beforeFinish(start, plan, steps.state, outcome, log);
@@ -116,7 +123,7 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
         if (action.kind === 'dispatch') {
           if (stopReason) return await finish({ terminal: 'stopped', reason: stopReason });
           const extras = await dependencies.workflow.beforeDispatch(start, workflowPlan, steps.state, action);
-          const failure = await dispatch(start, action.step, action.role, run.epoch, extras);
+          const failure = await dispatch(start, action.step, action.role, epoch, extras);
           if (failure) return await finish(failure);
         }
         // After a stop the worker still gets a moment to save what it captured and report.

@@ -12,7 +12,6 @@ const step = (index: number, extra: Partial<StepResult>): StepResult => ({
   files_written: [],
   model_calls: 1,
   tool_calls: 0,
-  produced_prose_chars: 0,
   ...extra,
 });
 

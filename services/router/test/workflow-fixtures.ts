@@ -44,7 +44,6 @@ export function result(step: number, role: AgentRole, fields: Partial<StepResult
     files_written: [],
     model_calls: 1,
     tool_calls: 0,
-    produced_prose_chars: 0,
     ...fields,
   };
 }

@@ -47,7 +47,10 @@ export function registerAgentRoutes(
           'x-quill-session-id': run.sessionId,
         },
         watch: streaming.watch,
-        pool: dependencies.pool,
+        endRequest: {
+          timeoutMs: dependencies.settings.requestTimeoutMs,
+          deadlineMs: dependencies.settings.requestDeadlineMs,
+        },
         fallbackAt: Date.now() + wallClockMs + fallbackGraceMs,
       },
       request.log,

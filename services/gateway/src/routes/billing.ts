@@ -1,12 +1,17 @@
+import { randomUUID } from 'node:crypto';
+import { BusRequestError, requestReply } from '@quill/bus';
 import {
+  BillingGrantReply,
+  BillingGrantRequest,
   GrantCreditsBody,
   type GrantCreditsResponse,
   QuillError,
   type QuotaResponse,
   type UsageTodayResponse,
+  isReplicaFailure,
   UserIdParams,
 } from '@quill/contracts';
-import { getQuotaAccount, grantCredits, tokensUsedToday, usageTodayByModel } from '@quill/db';
+import { getQuotaAccount, tokensUsedToday, usageTodayByModel } from '@quill/db';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayDependencies } from '../app.ts';
 import { requireUser } from '../auth.ts';
@@ -15,12 +20,12 @@ import { parseInput } from '../http-errors.ts';
 /**
  * Quota and usage for the caller, and the admin credit grant.
  *
- * These read Postgres directly rather than asking billing over `billing.balance`: they are
+ * The reads go to Postgres directly rather than asking billing over `billing.balance`: they are
  * single-statement reads of the ledger billing writes (usage_records, quota_accounts), the
  * gateway already holds a pool for auth and ACL, and a NATS hop would add a failure mode (no
  * billing replica → the author cannot even see their balance) without adding a guarantee. The
- * grant is one atomic UPDATE that can never drive a balance negative, so it needs no
- * coordination with reserve/settle either. Money that depends on a run still moves only in billing.
+ * grant moves credits, so it is billing's (`billing.grant`, docs/architecture.md "What each
+ * service owns"); one grant id per admin request keeps a retried request from granting twice.
  */
 export function registerBillingRoutes(app: FastifyInstance, dependencies: GatewayDependencies): void {
   const { pool } = dependencies;
@@ -73,12 +78,27 @@ export function registerBillingRoutes(app: FastifyInstance, dependencies: Gatewa
     if (admin.role !== 'admin') throw new QuillError('forbidden');
     const { userId } = parseInput(UserIdParams, request.params);
     const { credits } = parseInput(GrantCreditsBody, request.body);
-    const result = await grantCredits(pool, { userId, credits, grantedBy: admin.id, defaultCredits });
+    const result = await requestReply(
+      dependencies.bus,
+      dependencies.bus.names.billingGrant,
+      { request: BillingGrantRequest, reply: BillingGrantReply },
+      { v: 1, grant_id: randomUUID(), user_id: userId, credits, granted_by: admin.id },
+      {
+        timeoutMs: dependencies.settings.requestTimeoutMs,
+        deadlineMs: dependencies.settings.requestDeadlineMs,
+        retryReply: isReplicaFailure,
+      },
+    ).catch((error: unknown) => {
+      if (error instanceof BusRequestError) throw new QuillError('service_unavailable', { cause: error });
+      throw error;
+    });
     if (!result.ok) {
-      if (result.reason === 'no_such_user') throw new QuillError('not_found');
-      throw new QuillError('invalid_request', {
-        details: { fields: { credits: ['the balance would exceed the largest storable amount'] } },
-      });
+      if (result.code === 'not_found') throw new QuillError('not_found');
+      if (result.code === 'invalid_request')
+        throw new QuillError('invalid_request', {
+          details: { fields: { credits: ['the balance would exceed the largest storable amount'] } },
+        });
+      throw new QuillError('service_unavailable');
     }
     request.log.info({ user_id: userId, granted: credits, credits: result.credits }, 'credits granted');
     return { user_id: userId, credits: result.credits };

@@ -1,10 +1,19 @@
 import { type Bus, decodeEnvelope, InvalidEnvelopeError, lastSequence, lastStored } from '@quill/bus';
-import { EventEnvelope, LastEventIdHeaders, QuillError, RunIdParams, StreamQuery } from '@quill/contracts';
-import { getRunForUser } from '@quill/db';
+import {
+  EventEnvelope,
+  LastEventIdHeaders,
+  QuillError,
+  RunEventsQuery,
+  type RunEventsResponse,
+  RunIdParams,
+  StreamQuery,
+} from '@quill/contracts';
+import { getArchivedFrames, getRunForUser } from '@quill/db';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayDependencies } from '../app.ts';
 import { requireUser } from '../auth.ts';
 import { parseInput } from '../http-errors.ts';
+import { readRunHistory, writeArchivedStream } from '../run-history.ts';
 import { headersSetOn, relayRunEvents } from '../sse-relay.ts';
 import type { StreamingParts } from './agent.ts';
 import { traceHeaders } from './agent.ts';
@@ -34,6 +43,16 @@ export function registerRunStreamRoutes(
     });
   });
 
+  app.get('/agent/runs/:runId/events', async (request): Promise<RunEventsResponse> => {
+    const user = requireUser(request);
+    const { runId } = parseInput(RunIdParams, request.params);
+    const query = parseInput(RunEventsQuery, request.query);
+    const run = await getRunForUser(pool, runId, user.id);
+    if (!run) throw new QuillError('not_found');
+    const history = await readRunHistory(bus, pool, runId, query.after ?? 0);
+    return { run_id: runId, ...history };
+  });
+
   app.get('/agent/runs/:runId/stream', { config: { streamTicket: true } }, async (request, reply) => {
     const user = requireUser(request);
     const { runId } = parseInput(RunIdParams, request.params);
@@ -45,6 +64,15 @@ export function registerRunStreamRoutes(
     // which cannot set the header.
     const headers = parseInput(LastEventIdHeaders, { 'last-event-id': request.headers['last-event-id'] });
     const afterSeq = headers['last-event-id'] ?? query.last_event_id ?? 0;
+    // An ended run the router archived replays from the archive: its stream may have expired.
+    const archived = run.phase === 'idle' || run.phase === 'running' ? null : await getArchivedFrames(pool, runId);
+    if (archived) {
+      const done = archived.find((item) => item.frame.type === 'done');
+      if (done && afterSeq >= done.seq) return reply.code(204).send();
+      reply.hijack();
+      writeArchivedStream(reply.raw, archived, afterSeq, { ...headersSetOn(reply), ...traceHeaders() });
+      return;
+    }
     if (afterSeq > 0) {
       const point = await resumePoint(bus, runId, afterSeq);
       // Nothing follows `done`: 204 tells an EventSource to stop reconnecting (HTML §9.2), where
@@ -68,8 +96,11 @@ export function registerRunStreamRoutes(
         heartbeats: streaming.heartbeats,
         headers: { ...headersSetOn(reply), ...traceHeaders() },
         watch: streaming.watch,
-        pool: dependencies.pool,
-        ...(run.phase === 'running'
+        endRequest: {
+          timeoutMs: dependencies.settings.requestTimeoutMs,
+          deadlineMs: dependencies.settings.requestDeadlineMs,
+        },
+        ...(run.phase === 'running' || run.phase === 'idle'
           ? { fallbackAt: Date.parse(run.createdAt) + wallClockMs + fallbackGraceMs }
           : {}),
       },

@@ -1,18 +1,18 @@
 import { type Bus, publishEnvelope, publishFrame } from '@quill/bus';
 import { frame, msgIds, type RunStartEnvelope, UsageEnvelope } from '@quill/contracts';
 import {
-  closeWaitingRuns,
   getMessageRouting,
   getProject,
   getSession,
   listMessages,
   mergeMessageRouting,
+  listWaitingRuns,
   projectHasAssistantReply,
-  setSessionPhase,
 } from '@quill/db';
 import { collectChat, type LlmClient } from '@quill/llm';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
+import type { PhaseWriter } from '../phases/phase-writer.ts';
 import { type Continuation, deterministicRoute } from './continuations.ts';
 import { defaultDecision, parseRouterAnswer, type RouterDecision } from './router-decision.ts';
 import { buildRouterUserMessage, ROUTER_PROMPT } from './router-prompt.ts';
@@ -24,6 +24,7 @@ export interface RoutingDependencies {
   /** The router model; only called when no deterministic route applies. */
   llm: LlmClient;
   strategy: 'llm' | 'off';
+  phases: PhaseWriter;
 }
 
 /** Usage of the routing call sits above any worker call index (step * 1000 + turn). */
@@ -100,8 +101,13 @@ export async function routeRun(
   if (clarificationPending) {
     // The author answered: the waiting run is over and the pending flag is consumed (typed state,
     // never guessed from punctuation).
-    await closeWaitingRuns(pool, start.session_id, start.run_id);
-    await setSessionPhase(pool, start.session_id, 'running', { clarificationPending: false });
+    for (const waiting of await listWaitingRuns(pool, start.session_id, start.run_id)) {
+      await dependencies.phases.endRun(
+        { runId: waiting, sessionId: start.session_id },
+        { phase: 'done', stopReason: 'clarification_answered' },
+      );
+    }
+    await dependencies.phases.setSession(start.session_id, 'running', { clarificationPending: false });
   }
   logger.info(
     { routing: { agent: record.current_agent, plan: record.workflow_agents, source: record.source } },

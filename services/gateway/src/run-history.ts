@@ -1,0 +1,47 @@
+import type { ServerResponse } from 'node:http';
+import { type Bus, readStored } from '@quill/bus';
+import { EventEnvelope, encodeSseFrame, encodeSseRetry, SSE_HEADERS, SSE_RETRY_MS, type SseFrame } from '@quill/contracts';
+import { type ArchivedFrame, getArchivedFrames } from '@quill/db';
+import type { Pool } from 'pg';
+
+export interface RunHistory {
+  source: 'stream' | 'archive';
+  events: Array<{ id: number; frame: SseFrame }>;
+}
+
+/**
+ * A run's frames after `afterSeq`, each with its SSE id (its EVENTS sequence): from the run
+ * archive once the router archived the ended run (docs/architecture.md "Run archive"), so a run
+ * replays the same however long ago it ran; from the stream before that.
+ */
+export async function readRunHistory(bus: Bus, pool: Pool, runId: string, afterSeq: number): Promise<RunHistory> {
+  const archived = await getArchivedFrames(pool, runId, afterSeq);
+  if (archived) return { source: 'archive', events: archived.map((item) => ({ id: item.seq, frame: item.frame })) };
+  const stored = await readStored(bus, {
+    stream: bus.names.streams.events,
+    subject: bus.names.events(runId),
+    schema: EventEnvelope,
+  });
+  return {
+    source: 'stream',
+    events: stored.flatMap((item) =>
+      item.envelope && item.seq > afterSeq ? [{ id: item.seq, frame: item.envelope.frame }] : [],
+    ),
+  };
+}
+
+/**
+ * The SSE resume of an archived run: the same frames with the same ids the live stream had, after
+ * `afterSeq`, then the end of the response (the run has ended; nothing more can come).
+ */
+export function writeArchivedStream(
+  response: ServerResponse,
+  frames: ArchivedFrame[],
+  afterSeq: number,
+  headers: Record<string, string | string[]>,
+): void {
+  response.writeHead(200, { ...SSE_HEADERS, ...headers });
+  response.write(encodeSseRetry(SSE_RETRY_MS));
+  for (const item of frames) if (item.seq > afterSeq) response.write(encodeSseFrame(item.frame, item.seq));
+  response.end();
+}

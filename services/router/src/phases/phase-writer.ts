@@ -1,0 +1,73 @@
+import type { Phase } from '@quill/contracts';
+import {
+  type FinishRunInput,
+  finishRun,
+  getActiveRunForSession,
+  type PhaseWrite,
+  type Queryable,
+  setSessionPhase,
+  startRun,
+} from '@quill/db';
+import type { Logger } from 'pino';
+
+/**
+ * The router's phase writes, the only ones in the system (docs/architecture.md "Phases"). Each
+ * goes through the transition table in libs/db; an illegal move is refused there and logged
+ * here with where it came from, never applied.
+ */
+export interface PhaseWriter {
+  /** A router took the run: run `idle` → `running`, its session → `running`. */
+  startRun(run: { runId: string; sessionId: string }): Promise<PhaseWrite>;
+  /**
+   * The run ended (`done`, `error`) or rests waiting for the author (`waiting_user`); the session
+   * follows unless another run of it is active (a lapsed lock let the next one start) or the
+   * run never left `idle`.
+   */
+  endRun(
+    run: { runId: string; sessionId: string },
+    input: FinishRunInput,
+    options?: { clarificationPending?: boolean },
+  ): Promise<PhaseWrite>;
+  /** The session's author owes an answer: a clarification, or AI output waiting for acceptance. */
+  sessionAwaitsAuthor(sessionId: string, options?: { clarificationPending?: boolean }): Promise<PhaseWrite>;
+  /** The author accepted or rejected what was pending: the session rests `done` again. */
+  sessionAnswered(sessionId: string): Promise<PhaseWrite>;
+  setSession(sessionId: string, phase: Phase, options?: { clarificationPending?: boolean }): Promise<PhaseWrite>;
+}
+
+export function createPhaseWriter(db: Queryable, logger: Logger): PhaseWriter {
+  const report = (subject: 'run' | 'session', id: string, write: PhaseWrite, why: string): PhaseWrite => {
+    if (write.kind === 'illegal') {
+      logger.error(
+        { [`${subject}_id`]: id, from: write.from, to: write.to, why },
+        `illegal ${subject} phase transition refused`,
+      );
+    } else if (write.kind === 'missing') {
+      logger.warn({ [`${subject}_id`]: id, why }, `phase write for an unknown ${subject}`);
+    }
+    return write;
+  };
+
+  const setSession: PhaseWriter['setSession'] = async (sessionId, phase, options = {}) =>
+    report('session', sessionId, await setSessionPhase(db, sessionId, phase, options), `session → ${phase}`);
+
+  return {
+    async startRun(run) {
+      const write = report('run', run.runId, await startRun(db, run.runId), 'taken by a router');
+      if (write.kind === 'applied') await setSession(run.sessionId, 'running');
+      return write;
+    },
+    async endRun(run, input, options = {}) {
+      const write = report('run', run.runId, await finishRun(db, run.runId, input), `run → ${input.phase}`);
+      // A run that never left `idle` never took its session (it moves at pickup).
+      if (write.kind !== 'applied' || write.from === 'idle') return write;
+      const other = await getActiveRunForSession(db, run.sessionId);
+      if (other && other.runId !== run.runId) return write;
+      await setSession(run.sessionId, input.phase, options);
+      return write;
+    },
+    sessionAwaitsAuthor: (sessionId, options = {}) => setSession(sessionId, 'waiting_user', options),
+    sessionAnswered: (sessionId) => setSession(sessionId, 'done', { clarificationPending: false }),
+    setSession,
+  };
+}

@@ -1,0 +1,158 @@
+import { type Bus, publishFrame, readStored } from '@quill/bus';
+import { EventEnvelope, errorFrame, frame, isTerminalFrame, msgIds, type SseFrame } from '@quill/contracts';
+import { copySettledDecisions, listRunningRunsOlderThan, listUnarchivedEndedRuns } from '@quill/db';
+import type { Pool } from 'pg';
+import type { Logger } from 'pino';
+import type { PhaseWriter } from './phase-writer.ts';
+import { archiveRun } from './run-archive.ts';
+import { runEndingFromFrame } from './run-ending.ts';
+
+export interface SweepSettings {
+  intervalMs: number;
+  /** A run is left to its router this long after it ended or started. */
+  minAgeSeconds: number;
+  /** Past its start, a run no router or gateway ended is ended here (`worker_lost`). */
+  abandonedAfterSeconds: number;
+  batch: number;
+}
+
+export interface SweepReport {
+  /** False when another replica held the pass. */
+  ran: boolean;
+  finished: number;
+  ended: number;
+  decisions: number;
+  archived: number;
+  failed: number;
+}
+
+// One pass at a time across every router replica: a session-level advisory lock, released with
+// the connection if the replica dies mid-pass (PostgreSQL "Advisory Locks").
+const SWEEP_LOCK_KEY = 'quill.router.sweep';
+
+/**
+ * The router's sweep of the run rows it owns (docs/architecture.md "What each service owns"),
+ * for what no router finished: a row still `idle`/`running` whose stream ended (the gateway's
+ * last resort, a router that died after the terminal frame) gets the phase its terminal frame
+ * says; a stream nobody ended past the run's deadline is ended (`error(worker_lost)`, `done`);
+ * billing's decisions for runs billing settled by itself are copied onto the rows; ended runs are
+ * archived. Every step is idempotent, so a pass racing a router changes nothing.
+ */
+export function createRunSweep(
+  dependencies: { bus: Bus; pool: Pool; logger: Logger; phases: PhaseWriter },
+  settings: SweepSettings,
+) {
+  const { bus, pool, logger, phases } = dependencies;
+
+  async function runOnce(): Promise<SweepReport> {
+    const report: SweepReport = { ran: false, finished: 0, ended: 0, decisions: 0, archived: 0, failed: 0 };
+    const client = await pool.connect();
+    let broken: Error | undefined;
+    try {
+      const locked = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [
+        SWEEP_LOCK_KEY,
+      ]);
+      if (!locked.rows[0]?.locked) return report;
+      report.ran = true;
+      try {
+        await finishEndedStreams(report);
+        report.decisions = await copySettledDecisions(pool, settings.batch);
+        await archiveEnded(report);
+      } finally {
+        await client.query('SELECT pg_advisory_unlock(hashtext($1))', [SWEEP_LOCK_KEY]).catch((error) => {
+          // A connection that could not unlock still holds the lock: it must not go back to the pool.
+          broken = error instanceof Error ? error : new Error(String(error));
+        });
+      }
+      return report;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  async function finishEndedStreams(report: SweepReport): Promise<void> {
+    const open = await listRunningRunsOlderThan(pool, { minAgeSeconds: settings.minAgeSeconds, limit: settings.batch });
+    for (const run of open) {
+      try {
+        let frames = await storedFrames(run.runId);
+        if (!frames.some((value) => value.type === 'done')) {
+          const age = (Date.now() - Date.parse(run.createdAt)) / 1000;
+          if (age < settings.abandonedAfterSeconds) continue;
+          await endAbandonedStream(run.runId, frames);
+          report.ended++;
+          frames = await storedFrames(run.runId);
+        }
+        const terminal = frames.find(isTerminalFrame);
+        const ending = terminal ? runEndingFromFrame(terminal) : undefined;
+        if (!ending) continue;
+        const write = await phases.endRun(run, ending, ending.phase === 'waiting_user' ? { clarificationPending: true } : {});
+        if (write.kind === 'applied') {
+          report.finished++;
+          logger.warn({ run_id: run.runId, phase: ending.phase }, 'swept the phase of an ended run');
+        }
+      } catch (error) {
+        report.failed++;
+        logger.error({ err: error, run_id: run.runId }, 'could not sweep an open run');
+      }
+    }
+  }
+
+  async function archiveEnded(report: SweepReport): Promise<void> {
+    const ended = await listUnarchivedEndedRuns(pool, { minAgeSeconds: 0, limit: settings.batch });
+    for (const runId of ended) {
+      try {
+        if ((await archiveRun(bus, pool, runId)) === 'archived') report.archived++;
+      } catch (error) {
+        report.failed++;
+        logger.error({ err: error, run_id: runId }, 'could not archive an ended run');
+      }
+    }
+  }
+
+  async function storedFrames(runId: string): Promise<SseFrame[]> {
+    const stored = await readStored(bus, {
+      stream: bus.names.streams.events,
+      subject: bus.names.events(runId),
+      schema: EventEnvelope,
+    });
+    return stored.flatMap((item) => (item.envelope ? [item.envelope.frame] : []));
+  }
+
+  /** Past the deadline with nobody left to end it: the frames the gateway's last resort would send. */
+  async function endAbandonedStream(runId: string, frames: SseFrame[]): Promise<void> {
+    logger.error({ run_id: runId }, 'run abandoned past its deadline; ending its stream');
+    if (!frames.some(isTerminalFrame)) {
+      await publishFrame(bus, errorFrame(runId, 'worker_lost'), { msgId: msgIds.terminal(runId) });
+    }
+    await publishFrame(bus, frame('done', runId, {}), { msgId: msgIds.done(runId) });
+  }
+
+  let timer: NodeJS.Timeout | undefined;
+  let passing: Promise<unknown> = Promise.resolve();
+  let stopped = false;
+  const schedule = () => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      passing = runOnce()
+        .then((report) => {
+          if (report.finished || report.ended || report.decisions || report.archived || report.failed)
+            logger.info(report, 'run sweep pass');
+        })
+        .catch((error: unknown) => logger.warn({ err: error }, 'run sweep pass failed'))
+        .finally(schedule);
+    }, settings.intervalMs);
+    timer.unref();
+  };
+
+  return {
+    runOnce,
+    start() {
+      schedule();
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await passing;
+    },
+  };
+}
