@@ -8,6 +8,7 @@ import {
   createRun,
   createSession,
   finishRun,
+  startRun,
 } from '@quill/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Call, newUser } from '../support/product-client.ts';
@@ -73,6 +74,7 @@ async function world() {
     userId: people.owner.id,
     generationMode: 'fast',
   });
+  await startRun(stack.pool, runId);
   await appendMessage(stack.pool, { sessionId: session.sessionId, runId, role: 'user', content: '写' });
   await finishRun(stack.pool, runId, { phase: 'done', stopReason: 'completed' });
   const ownerKey = await createApiKey(stack.pool, people.owner.id, 'acl');

@@ -1,4 +1,11 @@
-import { appendMessage, createRun, createSession, finishRun, updateProjectWorkspace } from '@quill/db';
+import {
+  appendMessage,
+  createRun,
+  createSession,
+  finishRun,
+  startRun,
+  updateProjectWorkspace,
+} from '@quill/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Call, newUser } from '../support/product-client.ts';
 import { type Stack, startStack } from '../support/stack.ts';
@@ -146,6 +153,7 @@ describe('sessions and history', () => {
       userId: author.user.id,
       generationMode: 'fast',
     });
+    await startRun(stack.pool, runId);
     await appendMessage(stack.pool, {
       sessionId: session.sessionId,
       runId,
@@ -174,6 +182,7 @@ describe('sessions and history', () => {
       userId: author.user.id,
       generationMode: 'fast',
     });
+    await startRun(stack.pool, failedRun);
     await appendMessage(stack.pool, {
       sessionId: session.sessionId,
       runId: failedRun,
@@ -228,6 +237,7 @@ describe('sessions and history', () => {
       userId: author.user.id,
       generationMode: 'fast',
     });
+    await startRun(stack.pool, busyRun);
     expect((await author.call('DELETE', `/sessions/${older.sessionId}`)).body.error.code).toBe(
       'session_busy',
     );

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Bus, connectBus, publishEnvelope, readOrdered, readStored } from '@quill/bus';
 import { EventEnvelope, StepRecordEnvelope, TaskEnvelope } from '@quill/contracts';
-import { createRun, createSession } from '@quill/db';
+import { createRun, createSession, startRun } from '@quill/db';
 import { FILE_WRITE_TOOL_NAMES, QUALITY_REVIEWER_TOOL_NAMES } from '@quill/tools';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Stack, startStack } from '../support/stack.ts';
@@ -35,6 +35,7 @@ describe('reviewer service', () => {
       userId: stack.userId,
       generationMode: 'quality',
     });
+    await startRun(stack.pool, runId);
     const steps = await readOrdered(bus, {
       stream: bus.names.streams.events,
       subject: bus.names.steps(runId),

@@ -114,11 +114,16 @@ export const API_ROUTES: readonly ApiRoute[] = [
     query: StreamQuery,
     success: { status: 200, sse: true },
   }),
-  route('GET', '/agent/runs/:runId/events', "A run's frames with their SSE ids, from the stream or the run archive", {
-    params: RunIdParams,
-    query: RunEventsQuery,
-    success: ok(RunEventsResponse),
-  }),
+  route(
+    'GET',
+    '/agent/runs/:runId/events',
+    "A run's frames with their SSE ids, from the stream or the run archive",
+    {
+      params: RunIdParams,
+      query: RunEventsQuery,
+      success: ok(RunEventsResponse),
+    },
+  ),
   route('POST', '/agent/runs/:runId/stream-ticket', 'Mint a single-use ticket for a native EventSource', {
     params: RunIdParams,
     success: { status: 201, body: StreamTicketResponse },

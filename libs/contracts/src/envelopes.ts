@@ -227,7 +227,11 @@ export const RunEndRequest = z.object({
 });
 export type RunEndRequest = z.infer<typeof RunEndRequest>;
 export const RunEndReply = z.discriminatedUnion('ok', [
-  z.object({ v: v1, ok: z.literal(true), result: z.enum(['applied', 'unchanged', 'illegal', 'missing', 'discarded']) }),
+  z.object({
+    v: v1,
+    ok: z.literal(true),
+    result: z.enum(['applied', 'unchanged', 'illegal', 'missing', 'discarded']),
+  }),
   ReplyError,
 ]);
 export type RunEndReply = z.infer<typeof RunEndReply>;

@@ -58,7 +58,10 @@ describe('phase transition table', () => {
     it(`${subject}: phasesLeadingTo is the inverse of the table`, () => {
       for (const to of PHASES) {
         expect(phasesLeadingTo(subject, to).sort()).toEqual(
-          LEGAL[subject].filter(([, b]) => b === to).map(([a]) => a).sort(),
+          LEGAL[subject]
+            .filter(([, b]) => b === to)
+            .map(([a]) => a)
+            .sort(),
         );
       }
     });
@@ -108,7 +111,9 @@ describe('phase transition table', () => {
         let phase: Phase = INITIAL_PHASE.session;
         for (const to of writes) if (checkTransition('session', phase, to).kind === 'apply') phase = to;
         // From wherever it rests, a new run (running) is legal or the session is already running.
-        expect(phase === 'running' || checkTransition('session', phase, 'running').kind === 'apply').toBe(true);
+        expect(phase === 'running' || checkTransition('session', phase, 'running').kind === 'apply').toBe(
+          true,
+        );
       }),
     );
   });

@@ -58,6 +58,7 @@ export {
   migrate,
   readMigrations,
 } from './migrate.ts';
+export { applied, movePhase, type PhaseWrite } from './phase-writes.ts';
 export {
   createPool,
   int8ToNumber,
@@ -113,7 +114,13 @@ export {
   mergeMessageRouting,
   projectHasAssistantReply,
 } from './routing.ts';
-export { applied, movePhase, type PhaseWrite } from './phase-writes.ts';
+export {
+  type ArchivedFrame,
+  type ArchivedStep,
+  getArchivedFrames,
+  getArchivedSteps,
+  saveRunArchive,
+} from './run-archives.ts';
 export {
   bumpRunEpoch,
   DEFAULT_WRITE_RETRY_MS,
@@ -207,10 +214,3 @@ export {
   type User,
   type UserRole,
 } from './users.ts';
-export {
-  type ArchivedFrame,
-  type ArchivedStep,
-  getArchivedFrames,
-  getArchivedSteps,
-  saveRunArchive,
-} from './run-archives.ts';

@@ -15,7 +15,10 @@ export type PhaseWrite =
 
 /** Columns a run's phase write may set alongside (null = keep what the row has). */
 export type RunPhaseColumns = Partial<
-  Record<'stop_reason' | 'error_code' | 'billing_decision' | 'model_calls' | 'tool_calls', string | number | null>
+  Record<
+    'stop_reason' | 'error_code' | 'billing_decision' | 'model_calls' | 'tool_calls',
+    string | number | null
+  >
 >;
 
 interface Target {
@@ -48,7 +51,8 @@ export async function movePhase(db: Queryable, target: Target): Promise<PhaseWri
         await writeSession(db, target, from);
       return { kind: 'unchanged', phase: from };
     }
-    const wrote = target.subject === 'run' ? await writeRun(db, target, from) : await writeSession(db, target, from);
+    const wrote =
+      target.subject === 'run' ? await writeRun(db, target, from) : await writeSession(db, target, from);
     if (wrote) return { kind: 'applied', from, to: target.to };
     if (attempt >= MAX_ATTEMPTS) {
       const now = await currentPhase(db, target);
@@ -59,7 +63,9 @@ export async function movePhase(db: Queryable, target: Target): Promise<PhaseWri
 
 async function currentPhase(db: Queryable, target: Target): Promise<Phase | null> {
   if (target.subject === 'run') {
-    const { rows } = await db.query<{ phase: Phase }>('SELECT phase FROM runs WHERE run_id = $1', [target.id]);
+    const { rows } = await db.query<{ phase: Phase }>('SELECT phase FROM runs WHERE run_id = $1', [
+      target.id,
+    ]);
     return rows[0]?.phase ?? null;
   }
   // A session without a phase row has never run: `idle`.

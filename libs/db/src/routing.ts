@@ -43,7 +43,11 @@ export async function projectHasAssistantReply(db: Queryable, projectId: string)
 }
 
 /** The session's runs still waiting for the author, but `exceptRunId` (the run answering them). */
-export async function listWaitingRuns(db: Queryable, sessionId: string, exceptRunId: string): Promise<string[]> {
+export async function listWaitingRuns(
+  db: Queryable,
+  sessionId: string,
+  exceptRunId: string,
+): Promise<string[]> {
   if (!isUuid(sessionId) || !isUuid(exceptRunId)) return [];
   const { rows } = await db.query<{ run_id: string }>(
     `SELECT run_id FROM runs WHERE session_id = $1 AND phase = 'waiting_user' AND run_id <> $2`,

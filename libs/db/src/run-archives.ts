@@ -1,8 +1,8 @@
 import type { SseFrame, StepRecordEnvelope } from '@quill/contracts';
-import { isUuid } from './ids.ts';
-import { withTransaction } from './pool.ts';
 import type pg from 'pg';
+import { isUuid } from './ids.ts';
 import type { Queryable } from './pool.ts';
+import { withTransaction } from './pool.ts';
 
 /**
  * The run archive (docs/architecture.md "Run archive"): a run's frames and step records, copied
@@ -42,9 +42,10 @@ export async function getArchivedFrames(
   afterSeq = 0,
 ): Promise<ArchivedFrame[] | null> {
   if (!isUuid(runId)) return null;
-  const { rows } = await db.query<{ frames: ArchivedFrame[] }>('SELECT frames FROM run_archives WHERE run_id = $1', [
-    runId,
-  ]);
+  const { rows } = await db.query<{ frames: ArchivedFrame[] }>(
+    'SELECT frames FROM run_archives WHERE run_id = $1',
+    [runId],
+  );
   if (!rows[0]) return null;
   return rows[0].frames.filter((item) => item.seq > afterSeq);
 }
@@ -52,8 +53,9 @@ export async function getArchivedFrames(
 /** The archived step records of a run, or null when it is not archived. */
 export async function getArchivedSteps(db: Queryable, runId: string): Promise<ArchivedStep[] | null> {
   if (!isUuid(runId)) return null;
-  const { rows } = await db.query<{ steps: ArchivedStep[] }>('SELECT steps FROM run_archives WHERE run_id = $1', [
-    runId,
-  ]);
+  const { rows } = await db.query<{ steps: ArchivedStep[] }>(
+    'SELECT steps FROM run_archives WHERE run_id = $1',
+    [runId],
+  );
   return rows[0]?.steps ?? null;
 }

@@ -50,9 +50,10 @@ export interface RunFence {
 export async function bumpRunEpoch(pool: pg.Pool, runId: string): Promise<number | null> {
   if (!isUuid(runId)) return null;
   return withTransaction(pool, async (client) => {
-    const run = await client.query(`SELECT 1 FROM runs WHERE run_id = $1 AND phase = 'running' FOR NO KEY UPDATE`, [
-      runId,
-    ]);
+    const run = await client.query(
+      `SELECT 1 FROM runs WHERE run_id = $1 AND phase = 'running' FOR NO KEY UPDATE`,
+      [runId],
+    );
     if (run.rowCount !== 1) return null;
     const { rows } = await client.query<{ epoch: number }>(
       `INSERT INTO run_fences AS f (run_id, epoch) VALUES ($1, 1)

@@ -116,7 +116,9 @@ export function setSessionPhase(
     subject: 'session',
     id: sessionId,
     to: phase,
-    ...(options.clarificationPending === undefined ? {} : { clarificationPending: options.clarificationPending }),
+    ...(options.clarificationPending === undefined
+      ? {}
+      : { clarificationPending: options.clarificationPending }),
   });
 }
 

@@ -3,7 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testUrls } from '../../../test/support/urls.ts';
 import {
   appendMessage,
-  closeWaitingRuns,
   createFile,
   createProject,
   createRun,
@@ -14,8 +13,10 @@ import {
   getFile,
   getMessageRouting,
   getRun,
+  listWaitingRuns,
   mergeMessageRouting,
   projectHasAssistantReply,
+  startRun,
 } from '../src/index.ts';
 import { createTestDatabase, type TestDatabase } from '../src/testing.ts';
 
@@ -63,19 +64,16 @@ describe('workflow storage', () => {
     expect(await projectHasAssistantReply(database.pool, project.id)).toBe(true);
   });
 
-  it('closes the runs left waiting for the author, except the answering one', async () => {
+  it('lists the runs left waiting for the author, except the answering one', async () => {
     const session = await createSession(database.pool, { projectId, userId, title: 'w' });
     const base = { sessionId: session.sessionId, projectId, userId, generationMode: 'fast' as const };
     const waiting = await createRun(database.pool, { ...base, runId: randomUUID() });
+    await startRun(database.pool, waiting.runId);
     await finishRun(database.pool, waiting.runId, { phase: 'waiting_user', stopReason: 'waiting_user' });
     const answering = await createRun(database.pool, { ...base, runId: randomUUID() });
-    expect(await closeWaitingRuns(database.pool, session.sessionId, answering.runId)).toBe(1);
-    expect(await getRun(database.pool, waiting.runId)).toMatchObject({
-      phase: 'done',
-      stopReason: 'waiting_user',
-    });
-    expect((await getRun(database.pool, waiting.runId))!.endedAt).not.toBeNull();
-    expect(await getRun(database.pool, answering.runId)).toMatchObject({ phase: 'running' });
+    await startRun(database.pool, answering.runId);
+    expect(await listWaitingRuns(database.pool, session.sessionId, answering.runId)).toEqual([waiting.runId]);
+    expect(await listWaitingRuns(database.pool, session.sessionId, waiting.runId)).toEqual([]);
   });
 
   it('rolls back only files that are still empty and never written', async () => {

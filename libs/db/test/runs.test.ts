@@ -14,6 +14,7 @@ import {
   getRunForUser,
   RunFencedError,
   saveFileContent,
+  startRun as takeRun,
   withRunFence,
 } from '../src/index.ts';
 import { createTestDatabase, type TestDatabase } from '../src/testing.ts';
@@ -33,18 +34,26 @@ afterAll(async () => {
   await database.drop();
 });
 
-function startRun() {
-  return createRun(database.pool, {
+/** A run as the router leaves it once it took it: opened `idle`, then `running`. */
+async function startRun() {
+  const opened = await createRun(database.pool, {
     runId: crypto.randomUUID(),
     sessionId,
     projectId,
     userId,
     generationMode: 'fast',
   });
+  expect(opened.phase).toBe('idle');
+  expect(await takeRun(database.pool, opened.runId)).toEqual({
+    kind: 'applied',
+    from: 'idle',
+    to: 'running',
+  });
+  return (await getRun(database.pool, opened.runId))!;
 }
 
 describe('runs', () => {
-  it('creates a running run at epoch 0, idempotently', async () => {
+  it('opens an idle run, taken to running once, at epoch 0, idempotently', async () => {
     const run = await startRun();
     expect(run).toMatchObject({
       phase: 'running',
@@ -69,10 +78,18 @@ describe('runs', () => {
         modelCalls: 3,
         toolCalls: 2,
       }),
-    ).toBe(true);
-    expect(await finishRun(database.pool, run.runId, { phase: 'error', errorCode: 'model_error' })).toBe(
-      false,
-    );
+    ).toMatchObject({ kind: 'applied', from: 'running' });
+    // Ended is final: a second, different end is refused by the transition table, not applied.
+    expect(await finishRun(database.pool, run.runId, { phase: 'error', errorCode: 'model_error' })).toEqual({
+      kind: 'illegal',
+      from: 'done',
+      to: 'error',
+    });
+    expect(await finishRun(database.pool, run.runId, { phase: 'done' })).toEqual({
+      kind: 'unchanged',
+      phase: 'done',
+    });
+    expect(await takeRun(database.pool, run.runId)).toEqual({ kind: 'illegal', from: 'done', to: 'running' });
     const finished = await getRun(database.pool, run.runId);
     expect(finished).toMatchObject({
       phase: 'done',
@@ -88,16 +105,35 @@ describe('runs', () => {
     const run = await startRun();
     expect(
       await finishRun(database.pool, run.runId, { phase: 'waiting_user', stopReason: 'clarification' }),
-    ).toBe(true);
+    ).toMatchObject({ kind: 'applied' });
     expect((await getRun(database.pool, run.runId))?.endedAt).toBeNull();
-    expect(await finishRun(database.pool, run.runId, { phase: 'done' })).toBe(true);
+    expect(await finishRun(database.pool, run.runId, { phase: 'done' })).toMatchObject({ kind: 'applied' });
     expect(await getRun(database.pool, run.runId)).toMatchObject({
       phase: 'done',
       stopReason: 'clarification',
     });
   });
 
-  it('bumps the epoch only while the run is active', async () => {
+  it('never finishes a run a router has not taken (idle → done is not in the table)', async () => {
+    const opened = await createRun(database.pool, {
+      runId: crypto.randomUUID(),
+      sessionId,
+      projectId,
+      userId,
+      generationMode: 'fast',
+    });
+    expect(await finishRun(database.pool, opened.runId, { phase: 'done' })).toEqual({
+      kind: 'illegal',
+      from: 'idle',
+      to: 'done',
+    });
+    expect((await getRun(database.pool, opened.runId))?.phase).toBe('idle');
+    expect(await finishRun(database.pool, crypto.randomUUID(), { phase: 'done' })).toEqual({
+      kind: 'missing',
+    });
+  });
+
+  it('bumps the epoch only while the run is running', async () => {
     const run = await startRun();
     expect(await bumpRunEpoch(database.pool, run.runId)).toBe(1);
     expect(await bumpRunEpoch(database.pool, run.runId)).toBe(2);

@@ -36,9 +36,19 @@ describe('sessions', () => {
     expect(await getSessionForUser(database.pool, session.sessionId, otherUserId)).toBeNull();
     expect(await getSessionForUser(database.pool, 'nope', userId)).toBeNull();
 
+    // idle → waiting_user is not in the transition table: refused, nothing written.
     expect(
       await setSessionPhase(database.pool, session.sessionId, 'waiting_user', { clarificationPending: true }),
-    ).toBe(true);
+    ).toEqual({ kind: 'illegal', from: 'idle', to: 'waiting_user' });
+    expect((await getSessionForUser(database.pool, session.sessionId, userId))?.phase).toBe('idle');
+    expect(await setSessionPhase(database.pool, session.sessionId, 'running')).toEqual({
+      kind: 'applied',
+      from: 'idle',
+      to: 'running',
+    });
+    expect(
+      await setSessionPhase(database.pool, session.sessionId, 'waiting_user', { clarificationPending: true }),
+    ).toEqual({ kind: 'applied', from: 'running', to: 'waiting_user' });
     expect(await getSessionForUser(database.pool, session.sessionId, userId)).toMatchObject({
       phase: 'waiting_user',
       clarificationPending: true,
@@ -47,6 +57,17 @@ describe('sessions', () => {
       session.sessionId,
     );
     expect(await listSessions(database.pool, projectId, otherUserId)).toEqual([]);
+    // The author answers: the next run takes the session back to running and consumes the flag.
+    expect(
+      await setSessionPhase(database.pool, session.sessionId, 'running', { clarificationPending: false }),
+    ).toMatchObject({ kind: 'applied' });
+    expect(await setSessionPhase(database.pool, session.sessionId, 'done')).toMatchObject({
+      kind: 'applied',
+    });
+    expect(await getSessionForUser(database.pool, session.sessionId, userId)).toMatchObject({
+      phase: 'done',
+      clarificationPending: false,
+    });
   });
 });
 

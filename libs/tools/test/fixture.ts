@@ -1,5 +1,5 @@
 import type { AgentRole } from '@quill/contracts';
-import { createProject, createRun, createSession, createUser } from '@quill/db';
+import { createProject, createRun, createSession, createUser, startRun } from '@quill/db';
 import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
 import { testUrls } from '../../../test/support/urls.ts';
 import { createToolRunState, executeTool, type ToolContext, type ToolResult } from '../src/index.ts';
@@ -36,6 +36,7 @@ export async function createToolFixture(): Promise<ToolFixture> {
         userId: user.id,
         generationMode: 'fast',
       });
+      await startRun(database.pool, runId);
       return {
         pool: database.pool,
         runId,

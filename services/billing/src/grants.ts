@@ -1,5 +1,9 @@
 import { type Bus, serveRequests } from '@quill/bus';
-import { type BillingGrantReply, BillingGrantReply as GrantReply, BillingGrantRequest } from '@quill/contracts';
+import {
+  type BillingGrantReply,
+  BillingGrantRequest,
+  BillingGrantReply as GrantReply,
+} from '@quill/contracts';
 import { withTransaction } from '@quill/db';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
@@ -28,9 +32,10 @@ export async function grantCredits(
       [input.grantId, input.userId, input.grantedBy, input.credits],
     );
     if (logged.rowCount !== 1) {
-      const { rows } = await client.query<{ credits: number }>('SELECT credits FROM quota_accounts WHERE user_id = $1', [
-        input.userId,
-      ]);
+      const { rows } = await client.query<{ credits: number }>(
+        'SELECT credits FROM quota_accounts WHERE user_id = $1',
+        [input.userId],
+      );
       return { ok: true, credits: rows[0]?.credits ?? input.defaultCredits };
     }
     const { rows } = await client.query<{ credits: number }>(

@@ -7,9 +7,9 @@ import {
   BillingSettleRequest,
 } from '@quill/contracts';
 import { startService } from '@quill/service-kit';
+import { serveGrants } from './grants.ts';
 import { reserveCredit } from './ledger.ts';
 import { createReconciler } from './reconciler.ts';
-import { serveGrants } from './grants.ts';
 import { createSettleHandler } from './settlement.ts';
 import { startUsageLedger } from './usage-ledger.ts';
 

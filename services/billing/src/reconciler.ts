@@ -97,8 +97,7 @@ export function createReconciler(
     timer = setTimeout(() => {
       passing = runOnce()
         .then((report) => {
-          if (report.settled || report.failed)
-            logger.info(report, 'reconciliation pass');
+          if (report.settled || report.failed) logger.info(report, 'reconciliation pass');
         })
         .catch((error: unknown) => logger.warn({ err: error }, 'reconciliation pass failed'))
         .finally(schedule);

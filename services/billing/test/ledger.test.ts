@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { createUser, ensureQuotaAccount, getCredits, grantCredits, recordUsage } from '@quill/db';
+import { createUser, ensureQuotaAccount, getCredits, recordUsage } from '@quill/db';
 import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { grantCredits as grant } from '../src/grants.ts';
 import { reserveCredit } from '../src/ledger.ts';
 
 let database: TestDatabase;
@@ -70,7 +71,19 @@ describe('reserveCredit', () => {
   });
 });
 
+const grantCredits = (pool: typeof database.pool, input: Omit<Parameters<typeof grant>[1], 'grantId'>) =>
+  grant(pool, { ...input, grantId: randomUUID() });
+
 describe('grantCredits', () => {
+  it('adds a retried grant (same grant id) once', async () => {
+    const admin = await newUser();
+    const user = await newUser(1);
+    const input = { grantId: randomUUID(), userId: user, credits: 4, grantedBy: admin, defaultCredits: 3 };
+    expect(await grant(database.pool, input)).toEqual({ ok: true, credits: 5 });
+    expect(await grant(database.pool, input)).toEqual({ ok: true, credits: 5 });
+    expect(await getCredits(database.pool, user)).toBe(5);
+  });
+
   it('adds to the balance, opens a missing account with the default first, and audits the grant', async () => {
     const admin = await newUser();
     const funded = await newUser(0);

@@ -1,6 +1,13 @@
 import type { ServerResponse } from 'node:http';
 import { type Bus, readStored } from '@quill/bus';
-import { EventEnvelope, encodeSseFrame, encodeSseRetry, SSE_HEADERS, SSE_RETRY_MS, type SseFrame } from '@quill/contracts';
+import {
+  EventEnvelope,
+  encodeSseFrame,
+  encodeSseRetry,
+  SSE_HEADERS,
+  SSE_RETRY_MS,
+  type SseFrame,
+} from '@quill/contracts';
 import { type ArchivedFrame, getArchivedFrames } from '@quill/db';
 import type { Pool } from 'pg';
 
@@ -14,9 +21,15 @@ export interface RunHistory {
  * archive once the router archived the ended run (docs/architecture.md "Run archive"), so a run
  * replays the same however long ago it ran; from the stream before that.
  */
-export async function readRunHistory(bus: Bus, pool: Pool, runId: string, afterSeq: number): Promise<RunHistory> {
+export async function readRunHistory(
+  bus: Bus,
+  pool: Pool,
+  runId: string,
+  afterSeq: number,
+): Promise<RunHistory> {
   const archived = await getArchivedFrames(pool, runId, afterSeq);
-  if (archived) return { source: 'archive', events: archived.map((item) => ({ id: item.seq, frame: item.frame })) };
+  if (archived)
+    return { source: 'archive', events: archived.map((item) => ({ id: item.seq, frame: item.frame })) };
   const stored = await readStored(bus, {
     stream: bus.names.streams.events,
     subject: bus.names.events(runId),

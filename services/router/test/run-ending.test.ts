@@ -6,7 +6,11 @@ const RUN = 'run-1';
 
 describe('runEndingFromFrame (the phases the router would have recorded)', () => {
   it.each([
-    { name: 'completed', terminal: frame('workflow_complete', RUN, {}), run: { phase: 'done', stopReason: 'completed' } },
+    {
+      name: 'completed',
+      terminal: frame('workflow_complete', RUN, {}),
+      run: { phase: 'done', stopReason: 'completed' },
+    },
     {
       name: 'stopped by the author',
       terminal: frame('workflow_stopped', RUN, { reason: 'user_stopped' }),

@@ -5,10 +5,10 @@ import {
   BillingGrantRequest,
   GrantCreditsBody,
   type GrantCreditsResponse,
+  isReplicaFailure,
   QuillError,
   type QuotaResponse,
   type UsageTodayResponse,
-  isReplicaFailure,
   UserIdParams,
 } from '@quill/contracts';
 import { getQuotaAccount, tokensUsedToday, usageTodayByModel } from '@quill/db';

@@ -65,7 +65,8 @@ export function registerRunStreamRoutes(
     const headers = parseInput(LastEventIdHeaders, { 'last-event-id': request.headers['last-event-id'] });
     const afterSeq = headers['last-event-id'] ?? query.last_event_id ?? 0;
     // An ended run the router archived replays from the archive: its stream may have expired.
-    const archived = run.phase === 'idle' || run.phase === 'running' ? null : await getArchivedFrames(pool, runId);
+    const archived =
+      run.phase === 'idle' || run.phase === 'running' ? null : await getArchivedFrames(pool, runId);
     if (archived) {
       const done = archived.find((item) => item.frame.type === 'done');
       if (done && afterSeq >= done.seq) return reply.code(204).send();

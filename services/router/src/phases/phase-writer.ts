@@ -32,7 +32,11 @@ export interface PhaseWriter {
   sessionAwaitsAuthor(sessionId: string, options?: { clarificationPending?: boolean }): Promise<PhaseWrite>;
   /** The author accepted or rejected what was pending: the session rests `done` again. */
   sessionAnswered(sessionId: string): Promise<PhaseWrite>;
-  setSession(sessionId: string, phase: Phase, options?: { clarificationPending?: boolean }): Promise<PhaseWrite>;
+  setSession(
+    sessionId: string,
+    phase: Phase,
+    options?: { clarificationPending?: boolean },
+  ): Promise<PhaseWrite>;
 }
 
 export function createPhaseWriter(db: Queryable, logger: Logger): PhaseWriter {

@@ -19,7 +19,12 @@ import type { PhaseWriter } from './phase-writer.ts';
  * (its launch failed, or its last resort sent the terminal frame). Both are idempotent, so the
  * gateway asks again when a replica failed.
  */
-export function serveRunAdmission(dependencies: { bus: Bus; pool: Pool; logger: Logger; phases: PhaseWriter }) {
+export function serveRunAdmission(dependencies: {
+  bus: Bus;
+  pool: Pool;
+  logger: Logger;
+  phases: PhaseWriter;
+}) {
   const { bus, pool, logger, phases } = dependencies;
   const open = serveRequests(
     bus,
@@ -49,7 +54,11 @@ export function serveRunAdmission(dependencies: { bus: Bus; pool: Pool; logger: 
     {
       async handle(request): Promise<RunEndReply> {
         // An admission that was never granted a credit leaves nothing behind (README "Billing").
-        if (request.reason === 'launch_failed' && !request.reserved && (await discardIdleRun(pool, request.run_id)))
+        if (
+          request.reason === 'launch_failed' &&
+          !request.reserved &&
+          (await discardIdleRun(pool, request.run_id))
+        )
           return { v: 1, ok: true, result: 'discarded' };
         const run = await getRun(pool, request.run_id);
         if (!run) return { v: 1, ok: true, result: 'missing' };
@@ -58,7 +67,10 @@ export function serveRunAdmission(dependencies: { bus: Bus; pool: Pool; logger: 
           stopReason: request.reason === 'launch_failed' ? 'launch_failed' : 'error',
           errorCode: request.reason === 'launch_failed' ? 'service_unavailable' : 'worker_lost',
         });
-        logger.info({ run_id: request.run_id, reason: request.reason, result: write.kind }, 'run ended for the gateway');
+        logger.info(
+          { run_id: request.run_id, reason: request.reason, result: write.kind },
+          'run ended for the gateway',
+        );
         return { v: 1, ok: true, result: write.kind };
       },
       invalidReply: { v: 1, ok: false, code: 'invalid_request' },
@@ -72,4 +84,3 @@ export function serveRunAdmission(dependencies: { bus: Bus; pool: Pool; logger: 
     },
   };
 }
-

@@ -10,7 +10,10 @@ import type { FinishRunInput } from '@quill/db';
 export function runEndingFromFrame(terminal: SseFrame): FinishRunInput | undefined {
   if (terminal.type === 'workflow_complete') return { phase: 'done', stopReason: 'completed' };
   if (terminal.type === 'workflow_stopped') {
-    return { phase: terminal.reason === 'waiting_user' ? 'waiting_user' : 'done', stopReason: terminal.reason };
+    return {
+      phase: terminal.reason === 'waiting_user' ? 'waiting_user' : 'done',
+      stopReason: terminal.reason,
+    };
   }
   if (terminal.type === 'error') return { phase: 'error', stopReason: 'error', errorCode: terminal.code };
   return undefined;

@@ -49,9 +49,10 @@ export function createRunSweep(
     const client = await pool.connect();
     let broken: Error | undefined;
     try {
-      const locked = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [
-        SWEEP_LOCK_KEY,
-      ]);
+      const locked = await client.query<{ locked: boolean }>(
+        'SELECT pg_try_advisory_lock(hashtext($1)) AS locked',
+        [SWEEP_LOCK_KEY],
+      );
       if (!locked.rows[0]?.locked) return report;
       report.ran = true;
       try {
@@ -71,7 +72,10 @@ export function createRunSweep(
   }
 
   async function finishEndedStreams(report: SweepReport): Promise<void> {
-    const open = await listRunningRunsOlderThan(pool, { minAgeSeconds: settings.minAgeSeconds, limit: settings.batch });
+    const open = await listRunningRunsOlderThan(pool, {
+      minAgeSeconds: settings.minAgeSeconds,
+      limit: settings.batch,
+    });
     for (const run of open) {
       try {
         let frames = await storedFrames(run.runId);
@@ -85,7 +89,11 @@ export function createRunSweep(
         const terminal = frames.find(isTerminalFrame);
         const ending = terminal ? runEndingFromFrame(terminal) : undefined;
         if (!ending) continue;
-        const write = await phases.endRun(run, ending, ending.phase === 'waiting_user' ? { clarificationPending: true } : {});
+        const write = await phases.endRun(
+          run,
+          ending,
+          ending.phase === 'waiting_user' ? { clarificationPending: true } : {},
+        );
         if (write.kind === 'applied') {
           report.finished++;
           logger.warn({ run_id: run.runId, phase: ending.phase }, 'swept the phase of an ended run');

@@ -5,8 +5,8 @@ import {
   getProject,
   getSession,
   listMessages,
-  mergeMessageRouting,
   listWaitingRuns,
+  mergeMessageRouting,
   projectHasAssistantReply,
 } from '@quill/db';
 import { collectChat, type LlmClient } from '@quill/llm';
