@@ -229,6 +229,11 @@ const CASES: Case[] = [
     expect: ownItem(200),
   },
   {
+    route: 'GET /agent/runs/:runId/events',
+    request: (w) => ({ path: `/agent/runs/${w.runId}/events` }),
+    expect: ownItem(200),
+  },
+  {
     route: 'GET /agent/runs/:runId/context-trace',
     request: (w) => ({ path: `/agent/runs/${w.runId}/context-trace` }),
     expect: ownItem(200),
