@@ -65,7 +65,7 @@ export function createRunWatch(dependencies: RunWatchDependencies) {
     try {
       if (await redis.exists(keys.runWatchers(runId))) return;
       const run = await getRun(dependencies.pool, runId);
-      if (run?.phase !== 'running') return;
+      if (run?.phase !== 'running' && run?.phase !== 'idle') return;
       dependencies.logger.info({ run_id: runId }, 'no client came back; stopping run');
       await requestStop(dependencies.bus, redis, keys, runId, 'client_disconnected', settings.stopFlagTtlMs);
     } catch (error) {

@@ -8,6 +8,9 @@ import { requireUser } from '../auth.ts';
 import { parseInput } from '../http-errors.ts';
 import { modelRouteLimit } from '../rate-limit.ts';
 
+// A run admitted but not yet taken by a router (`idle`) is live: a stop or steer waits in Redis for it.
+const isLive = (phase: string) => phase === 'running' || phase === 'idle';
+
 /** Stop and steer: any gateway replica can act on any run, through Redis and the bus. */
 export function registerAgentControlRoutes(app: FastifyInstance, dependencies: GatewayDependencies): void {
   const { bus, pool, redis, keys, settings } = dependencies;
@@ -19,13 +22,13 @@ export function registerAgentControlRoutes(app: FastifyInstance, dependencies: G
     if (body.run_id) {
       const run = await getRunForUser(pool, body.run_id, userId);
       if (!run) throw new QuillError('not_found');
-      if (run.phase !== 'running') throw new QuillError('no_active_run');
+      if (!isLive(run.phase)) throw new QuillError('no_active_run');
       return run;
     }
     const session = await getSessionForUser(pool, body.session_id!, userId);
     if (!session) throw new QuillError('not_found');
     const run = await getActiveRunForSession(pool, session.sessionId);
-    if (run?.phase !== 'running') throw new QuillError('no_active_run');
+    if (!run || !isLive(run.phase)) throw new QuillError('no_active_run');
     return run;
   };
 
