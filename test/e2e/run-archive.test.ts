@@ -89,5 +89,6 @@ describe('run archive', () => {
     expect(rows[0]!.steps.map((item) => item.record.kind)).toEqual(
       expect.arrayContaining(['dispatched', 'result']),
     );
-  });
+    // Waiting for the stream to expire takes about EVENTS_MAX_AGE_S on top of the run.
+  }, 180_000);
 });
