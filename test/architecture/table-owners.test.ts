@@ -18,7 +18,10 @@ const ownerOf = (service: Service) => (service === 'writer' || service === 'revi
 const tables = tablesOf(join(ROOT, 'libs/db/migrations'));
 const dbWrites = dbFunctionWrites(join(ROOT, 'libs/db/src'), tables);
 const writes = new Map<Service, WriteSite[]>(
-  SERVICES.map((service) => [service, serviceWrites(ROOT, join(ROOT, 'services', service, 'src'), tables, dbWrites)]),
+  SERVICES.map((service) => [
+    service,
+    serviceWrites(ROOT, join(ROOT, 'services', service, 'src'), tables, dbWrites),
+  ]),
 );
 
 function section(markdown: string, heading: string): string {
@@ -34,7 +37,12 @@ function tableRows(text: string): string[][] {
     .split('\n')
     .filter((line) => line.startsWith('|') && !/^\|[\s|-]+\|$/.test(line))
     .slice(1)
-    .map((line) => line.split('|').slice(1, -1).map((cell) => cell.trim()));
+    .map((line) =>
+      line
+        .split('|')
+        .slice(1, -1)
+        .map((cell) => cell.trim()),
+    );
 }
 
 const backticked = (cell: string) => [...cell.matchAll(/`([a-z_][a-z0-9_]*)`/g)].map((match) => match[1]!);
@@ -66,13 +74,17 @@ describe('one owner per table', () => {
     const undocumented = found.filter((site) => !allowed.has(site.table));
     expect(undocumented, 'writes a table its row does not name').toEqual([]);
     const written = new Set(found.map((site) => site.table));
-    expect([...allowed].filter((table) => !written.has(table)), 'row names a table the code never writes').toEqual([]);
+    expect(
+      [...allowed].filter((table) => !written.has(table)),
+      'row names a table the code never writes',
+    ).toEqual([]);
   });
 
   it('a table with more than one owner is one of the documented shared tables, with exactly those owners', () => {
     const owners = new Map<string, Set<string>>();
     for (const service of SERVICES)
-      for (const table of documented.get(service)!) owners.set(table, new Set([...(owners.get(table) ?? []), ownerOf(service)]));
+      for (const table of documented.get(service)!)
+        owners.set(table, new Set([...(owners.get(table) ?? []), ownerOf(service)]));
     const several = [...owners].filter(([, who]) => who.size > 1);
     expect(Object.fromEntries(several.map(([table, who]) => [table, [...who].sort()]))).toEqual(
       Object.fromEntries([...shared].map(([table, who]) => [table, [...who].sort()])),
@@ -81,7 +93,9 @@ describe('one owner per table', () => {
 
   it('runs, session phases and credits have one owner each', () => {
     const ownersOf = (table: string) =>
-      new Set(SERVICES.filter((service) => writes.get(service)!.some((site) => site.table === table)).map(ownerOf));
+      new Set(
+        SERVICES.filter((service) => writes.get(service)!.some((site) => site.table === table)).map(ownerOf),
+      );
     expect([...ownersOf('runs')]).toEqual(['router']);
     expect([...ownersOf('session_phases')]).toEqual(['router']);
     expect([...ownersOf('run_archives')]).toEqual(['router']);
@@ -112,7 +126,14 @@ describe('the write scanner', () => {
       ].join('\n'),
     );
     const sites = serviceWrites(ROOT, join(dir, 'src'), tables, dbWrites);
-    expect(sites.map((site) => site.table).sort()).toEqual(['billing_ledger', 'runs', 'runs', 'session_phases']);
-    expect(sites.find((site) => site.via.includes('finishRun'))?.via).toMatch(/planted\.ts#end → @quill\/db finishRun/);
+    expect(sites.map((site) => site.table).sort()).toEqual([
+      'billing_ledger',
+      'runs',
+      'runs',
+      'session_phases',
+    ]);
+    expect(sites.find((site) => site.via.includes('finishRun'))?.via).toMatch(
+      /planted\.ts#end → @quill\/db finishRun/,
+    );
   });
 });

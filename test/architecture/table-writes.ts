@@ -23,7 +23,8 @@ export function tablesOf(migrationsDir: string): Set<string> {
   const tables = new Set<string>();
   for (const name of readdirSync(migrationsDir).filter((file) => file.endsWith('.sql'))) {
     const sql = readFileSync(join(migrationsDir, name), 'utf8');
-    for (const match of sql.matchAll(/CREATE TABLE (?:IF NOT EXISTS )?([a-z_][a-z0-9_]*)/gi)) tables.add(match[1]!);
+    for (const match of sql.matchAll(/CREATE TABLE (?:IF NOT EXISTS )?([a-z_][a-z0-9_]*)/gi))
+      tables.add(match[1]!);
   }
   return tables;
 }
@@ -43,12 +44,17 @@ interface FunctionFacts {
 
 function literalText(node: ts.Node): string | undefined {
   if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) return node.text;
-  if (ts.isTemplateExpression(node)) return [node.head.text, ...node.templateSpans.map((span) => span.literal.text)].join(' ');
+  if (ts.isTemplateExpression(node))
+    return [node.head.text, ...node.templateSpans.map((span) => span.literal.text)].join(' ');
   return undefined;
 }
 
 /** Per top-level function (declarations and `const f = (...) =>`) of one source file. */
-export function scanFile(path: string, source: string, tables: ReadonlySet<string>): Map<string, FunctionFacts> {
+export function scanFile(
+  path: string,
+  source: string,
+  tables: ReadonlySet<string>,
+): Map<string, FunctionFacts> {
   const file = ts.createSourceFile(path, source, ts.ScriptTarget.Latest, true);
   const facts = new Map<string, FunctionFacts>();
   const visit = (node: ts.Node, into: FunctionFacts) => {
@@ -63,7 +69,11 @@ export function scanFile(path: string, source: string, tables: ReadonlySet<strin
     const named: Array<[string, ts.Node]> = [];
     if (ts.isFunctionDeclaration(statement) && statement.name) named.push([statement.name.text, statement]);
     else if (ts.isClassDeclaration(statement) && statement.name) named.push([statement.name.text, statement]);
-    else if (ts.isImportDeclaration(statement) || ts.isInterfaceDeclaration(statement) || ts.isTypeAliasDeclaration(statement))
+    else if (
+      ts.isImportDeclaration(statement) ||
+      ts.isInterfaceDeclaration(statement) ||
+      ts.isTypeAliasDeclaration(statement)
+    )
       continue;
     else if (ts.isVariableStatement(statement)) {
       for (const declaration of statement.declarationList.declarations) {
@@ -116,7 +126,8 @@ export function dbFunctionWrites(dbSrc: string, tables: ReadonlySet<string>): Ma
     const writes = new Set(facts?.writes ?? []);
     if (facts && !seen.has(name)) {
       seen.add(name);
-      for (const call of facts.calls) if (all.has(call)) for (const table of resolve(call, seen)) writes.add(table);
+      for (const call of facts.calls)
+        if (all.has(call)) for (const table of resolve(call, seen)) writes.add(table);
     }
     resolved.set(name, writes);
     return writes;
@@ -135,7 +146,8 @@ function importMap(file: ts.SourceFile): Map<string, { from: string; name: strin
     const bindings = statement.importClause?.namedBindings;
     if (bindings && ts.isNamedImports(bindings)) {
       for (const element of bindings.elements)
-        if (!element.isTypeOnly) map.set(element.name.text, { from, name: (element.propertyName ?? element.name).text });
+        if (!element.isTypeOnly)
+          map.set(element.name.text, { from, name: (element.propertyName ?? element.name).text });
     } else if (bindings && ts.isNamespaceImport(bindings)) map.set(bindings.name.text, { from, name: '*' });
   }
   return map;
@@ -148,10 +160,12 @@ function libExports(root: string, lib: string): Map<string, string> {
   const files = new Map<string, string>();
   for (const statement of file.statements) {
     if (!ts.isExportDeclaration(statement) || !statement.moduleSpecifier) continue;
-    if (!ts.isStringLiteral(statement.moduleSpecifier) || !statement.moduleSpecifier.text.startsWith('.')) continue;
+    if (!ts.isStringLiteral(statement.moduleSpecifier) || !statement.moduleSpecifier.text.startsWith('.'))
+      continue;
     const target = join(dirname(index), statement.moduleSpecifier.text);
     const clause = statement.exportClause;
-    if (clause && ts.isNamedExports(clause)) for (const element of clause.elements) files.set(element.name.text, target);
+    if (clause && ts.isNamedExports(clause))
+      for (const element of clause.elements) files.set(element.name.text, target);
   }
   return files;
 }
@@ -169,7 +183,10 @@ export function serviceWrites(
   dbWrites: ReadonlyMap<string, ReadonlySet<string>>,
 ): WriteSite[] {
   const sites: WriteSite[] = [];
-  const queue: Array<{ path: string; name: string }> = sourceFiles(srcDir).map((path) => ({ path, name: '*' }));
+  const queue: Array<{ path: string; name: string }> = sourceFiles(srcDir).map((path) => ({
+    path,
+    name: '*',
+  }));
   const seen = new Set(queue.map((item) => `${item.path}#${item.name}`));
   const add = (path: string, name: string) => {
     const key = `${path}#${name}`;
@@ -178,7 +195,10 @@ export function serviceWrites(
     queue.push({ path, name });
   };
   const exportsByLib = new Map<string, Map<string, string>>();
-  const parsed = new Map<string, { facts: Map<string, FunctionFacts>; imports: Map<string, { from: string; name: string }> }>();
+  const parsed = new Map<
+    string,
+    { facts: Map<string, FunctionFacts>; imports: Map<string, { from: string; name: string }> }
+  >();
   for (let index = 0; index < queue.length; index++) {
     const { path, name: wanted } = queue[index]!;
     let file = parsed.get(path);
@@ -191,7 +211,8 @@ export function serviceWrites(
     const where = relative(root, path);
     // The declarations `wanted` reaches inside this file.
     const reached = new Set<string>(wanted === '*' ? file.facts.keys() : [wanted]);
-    for (const name of reached) for (const ref of file.facts.get(name)?.refs ?? []) if (file.facts.has(ref)) reached.add(ref);
+    for (const name of reached)
+      for (const ref of file.facts.get(name)?.refs ?? []) if (file.facts.has(ref)) reached.add(ref);
     for (const name of reached) {
       const facts = file.facts.get(name);
       if (!facts) continue;

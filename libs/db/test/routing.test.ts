@@ -12,7 +12,6 @@ import {
   finishRun,
   getFile,
   getMessageRouting,
-  getRun,
   listWaitingRuns,
   mergeMessageRouting,
   projectHasAssistantReply,
