@@ -45,6 +45,8 @@ describe('run archive', () => {
     await eventually(async () => {
       const { rows } = await stack.pool.query('SELECT archived_at FROM runs WHERE run_id = $1', [runId]);
       return rows[0]?.archived_at ? true : undefined;
+    }).catch((error: unknown) => {
+      throw new Error('the run was not archived', { cause: error });
     });
     await eventually(
       async () => ((await storedCount(bus.names.events(runId))) === 0 ? true : undefined),
