@@ -244,7 +244,8 @@ describe('concurrency and tenancy', () => {
     expect(asViewer.status).toBe(403);
 
     const session = await getJson(gatewayA, `/sessions/${sessionId}`, stack.apiKey);
-    expect(session.body).toMatchObject({ session_id: sessionId, phase: 'idle' });
+    // A session rests in the phase its last run ended in (docs/architecture.md "Phases").
+    expect(session.body).toMatchObject({ session_id: sessionId, phase: 'done' });
   });
 
   it('accepts a short-lived token minted from an API key', async () => {

@@ -115,7 +115,7 @@ describe('author scope', () => {
     });
     expect(await runRow(stack, asked.runId)).toMatchObject({ phase: 'done' });
     expect(await getSession(stack.pool, asked.sessionId)).toMatchObject({
-      phase: 'idle',
+      phase: 'done',
       clarificationPending: false,
     });
   });

@@ -298,10 +298,10 @@ async function settledRows(ids: string[]): Promise<Map<string, SettledRow>> {
   const until = Date.now() + SETTLE_GRACE_MS;
   for (;;) {
     const { rows } = await stack.pool.query<SettledRow & { run_id: string }>(
-      `SELECT r.run_id, r.phase, s.phase AS session_phase, r.billing_decision,
+      `SELECT r.run_id, r.phase, COALESCE(p.phase, 'idle') AS session_phase, r.billing_decision,
               (SELECT count(*) FROM settlements t WHERE t.run_id = r.run_id)::int AS settlements,
               (SELECT count(*) FROM billing_ledger l WHERE l.run_id = r.run_id AND l.kind = 'refund')::int AS refunds
-         FROM runs r JOIN sessions s USING (session_id) WHERE r.run_id = ANY($1)`,
+         FROM runs r LEFT JOIN session_phases p USING (session_id) WHERE r.run_id = ANY($1)`,
       [ids],
     );
     const settled = rows.every(
