@@ -116,6 +116,7 @@ export {
   projectHasAssistantReply,
 } from './routing.ts';
 export { DEFAULT_WRITE_RETRY_MS, type RunFence, RunFencedError, withRunFence } from './run-fence.ts';
+export { getPreRunContents } from './run-file-changes.ts';
 export {
   ACTIVE_RUN_PHASES,
   bumpRunEpoch,

@@ -6,12 +6,8 @@ import {
   FIRST_ROUND_SUMMARY_CONTEXT,
   PLANNED_HANDOFF_SCOPE_NOTE,
 } from '../src/workflow/handoff-packet.ts';
-import {
-  countWords,
-  describeLengthRequirement,
-  findLengthRequirement,
-  reviewContent,
-} from '../src/workflow/review-evidence.ts';
+import { reviewContent } from '../src/workflow/review-content.ts';
+import { countWords, describeLengthRequirement, findLengthRequirement } from '../src/workflow/review-evidence.ts';
 import { SCOPE_HEADING, scopeDirective } from '../src/workflow/scope-directive.ts';
 import { draft, planOf, result, stateOf } from './workflow-fixtures.ts';
 

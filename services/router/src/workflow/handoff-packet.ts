@@ -1,12 +1,8 @@
 import type { StepResult } from '@quill/contracts';
 import { FIRST_MESSAGE_HINT } from '../routing/router-prompt.ts';
 import { agentName, authorLanguage } from './author-facing.ts';
-import {
-  describeLengthRequirement,
-  findLengthRequirement,
-  type ReviewFile,
-  reviewContent,
-} from './review-evidence.ts';
+import { type ReviewFile, reviewContent, type UnreadFile } from './review-content.ts';
+import { describeLengthRequirement, findLengthRequirement } from './review-evidence.ts';
 import { scopeDirective } from './scope-directive.ts';
 import type { PlannedStep } from './steps.ts';
 import type { WorkflowPlan } from './workflow-plan.ts';
@@ -25,10 +21,15 @@ export const FIRST_ROUND_SUMMARY_CONTEXT =
 const PRIOR_TEXT_CHARS = 400;
 
 export interface ReviewEvidence {
-  /** Persisted bodies written in this run (the files the review is about). */
+  /**
+   * For a review: the persisted bodies written in this run. For a revision: the current text of
+   * the files the review cites.
+   */
   files: ReviewFile[];
   /** Persisted word counts by file id. */
   words: Map<string, number>;
+  /** Files not read within the evidence's time limit: named, never passed off as checked. */
+  unread?: UnreadFile[];
 }
 
 export function buildDirective(
@@ -71,11 +72,12 @@ function handoffPacket(
     );
     lines.push(`[本轮正文字数]\n${counts.length > 0 ? counts.join('\n') : '- 本轮没有成功写入的正文'}`);
     lines.push(`[作者的篇幅要求]\n${describeLengthRequirement(findLengthRequirement(plan.message))}`);
-    lines.push(`[待审查内容]\n${reviewContent(evidence.files)}`);
+    lines.push(`[待审查内容]\n${reviewContent(evidence.files, undefined, evidence.unread)}`);
   }
   if (step.revision) {
     const review = [...prior].reverse().find((result) => result.role === 'quality_reviewer');
     if (review?.final_text.trim()) lines.push(`[审稿意见]\n${review.final_text.trim()}`);
+    if (evidence) lines.push(`[返修对象当前正文]\n${revisionContent(evidence)}`);
   }
   if (step.writerQuestions.length > 0 && (step.review || step.revision)) {
     lines.push(
@@ -84,6 +86,13 @@ function handoffPacket(
     lines.push('作者只会读到你这一份总结：请把上面的问题一并转达给作者。');
   }
   return lines.join('\n\n');
+}
+
+function revisionContent(evidence: ReviewEvidence): string {
+  if (evidence.files.length === 0 && (evidence.unread ?? []).length === 0) {
+    return '（审稿意见没有点名本轮写过的文件：按意见用 query_files 读取要改的文件。）';
+  }
+  return reviewContent(evidence.files, undefined, evidence.unread);
 }
 
 function describeStep(result: StepResult): string {

@@ -1,6 +1,7 @@
 /**
- * Seed 000 「送审证据用落库后的事实」, the pure part: word counts of persisted bodies, the author's
- * length requirement with its tolerance band, and the 「待审查内容」 excerpt within a budget.
+ * Review evidence from persisted facts (docs/agent-behaviour.md 「送审证据」), the pure part: word
+ * counts of persisted bodies and the author's length requirement with its tolerance band. The
+ * 「待审查内容」 excerpt is in review-content.ts.
  */
 
 /** CJK characters count one each; runs of Latin letters or digits count one word each. */
@@ -131,55 +132,4 @@ export function describeLengthRequirement(requirement: LengthRequirement | undef
     case 'max':
       return `${said}；最多 ${requirement.max} 字（上限是硬要求）。`;
   }
-}
-
-export interface ReviewFile {
-  id: string;
-  title: string;
-  updatedAt: string;
-  content: string;
-}
-
-/** Budget for 「待审查内容」, shared by every file in it. */
-export const REVIEW_CONTENT_BUDGET_CHARS = 12_000;
-
-/**
- * Splits the budget over the files (a short file leaves its unused share to the others); each
- * keeps its id and updated_at, says when it is the whole text, and marks what was left out so the
- * reviewer reads it by id instead of treating it as checked.
- */
-export function reviewContent(files: readonly ReviewFile[], budget = REVIEW_CONTENT_BUDGET_CHARS): string {
-  if (files.length === 0) return '（本轮没有成功写入的正文。）';
-  const shares = allocate(
-    files.map((file) => file.content.length),
-    budget,
-  );
-  return files
-    .map((file, index) => {
-      const shown = file.content.slice(0, shares[index]);
-      const source = `来源：《${file.title}》 (id=${file.id}, updated_at=${file.updatedAt})`;
-      if (shown.length === file.content.length) return `${source} 以下是全文，不用再读取。\n${shown}`;
-      const omitted = file.content.length - shown.length;
-      return `${source} 只附了前 ${shown.length}/${file.content.length} 字。\n${shown}\n[已省略后 ${omitted} 字，没有核对：用 query_files(id="${file.id}") 按章节读取后再下结论]`;
-    })
-    .join('\n\n');
-}
-
-function allocate(lengths: readonly number[], budget: number): number[] {
-  const shares = lengths.map(() => 0);
-  let left = budget;
-  let open = lengths.map((_, index) => index);
-  while (left > 0 && open.length > 0) {
-    const share = Math.floor(left / open.length);
-    if (share === 0) break;
-    const stillOpen: number[] = [];
-    for (const index of open) {
-      const take = Math.min(share, lengths[index]! - shares[index]!);
-      shares[index]! += take;
-      left -= take;
-      if (shares[index]! < lengths[index]!) stillOpen.push(index);
-    }
-    open = stillOpen;
-  }
-  return shares;
 }
