@@ -42,10 +42,7 @@ describe('「待审查内容」 of a long file', () => {
   it('shows the segment this request changed, not the head, and marks both omitted sides', () => {
     const before = chapter({});
     const after = chapter({ 20: '新' });
-    const text = reviewContent(
-      [{ id: 'c', title: '第五章', updatedAt: 't', content: after, before }],
-      600,
-    );
+    const text = reviewContent([{ id: 'c', title: '第五章', updatedAt: 't', content: after, before }], 600);
     expect(text).toContain(paragraph(20, '新'));
     expect(text).not.toContain(paragraph(0));
     expect(text).toMatch(/只附了本请求改动的部分：第 \d+–\d+ 字（共 3029 字；本请求改动的是第 \d+–\d+ 字）/);

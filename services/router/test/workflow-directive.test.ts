@@ -7,7 +7,11 @@ import {
   PLANNED_HANDOFF_SCOPE_NOTE,
 } from '../src/workflow/handoff-packet.ts';
 import { reviewContent } from '../src/workflow/review-content.ts';
-import { countWords, describeLengthRequirement, findLengthRequirement } from '../src/workflow/review-evidence.ts';
+import {
+  countWords,
+  describeLengthRequirement,
+  findLengthRequirement,
+} from '../src/workflow/review-evidence.ts';
 import { SCOPE_HEADING, scopeDirective } from '../src/workflow/scope-directive.ts';
 import { draft, planOf, result, stateOf } from './workflow-fixtures.ts';
 

@@ -34,10 +34,7 @@ export function changedSpan(before: string, after: string): Span {
   let prefix = 0;
   while (prefix < limit && before[prefix] === after[prefix]) prefix++;
   let suffix = 0;
-  while (
-    suffix < limit - prefix &&
-    before[before.length - 1 - suffix] === after[after.length - 1 - suffix]
-  ) {
+  while (suffix < limit - prefix && before[before.length - 1 - suffix] === after[after.length - 1 - suffix]) {
     suffix++;
   }
   return { start: prefix, end: after.length - suffix };

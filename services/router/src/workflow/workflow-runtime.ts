@@ -1,6 +1,6 @@
 import { type Bus, publishFrame } from '@quill/bus';
 import { type FrameOf, frame, msgIds, type RunStartEnvelope, type StepResult } from '@quill/contracts';
-import { deleteEmptyFiles, getFile, getPreRunContents, mergeMessageRouting } from '@quill/db';
+import { deleteEmptyFiles, mergeMessageRouting } from '@quill/db';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { type RoutingDependencies, routeRun } from '../routing/route-run.ts';
@@ -8,12 +8,10 @@ import type { RoutingOutcomeRecord } from '../routing/routing-record.ts';
 import type { RunState } from '../run-state.ts';
 import type { FinishOutcome } from '../workflow.ts';
 import { closingFor, type WorkflowAction } from './engine.ts';
-import { buildDirective, type ReviewEvidence } from './handoff-packet.ts';
+import { loadReviewEvidence } from './evidence-reads.ts';
+import { buildDirective } from './handoff-packet.ts';
 import { buildReply, type HeldText } from './held-text.ts';
-import { readWithin } from './evidence-reads.ts';
-import { citedFiles, type ReviewFile } from './review-content.ts';
-import { countWords } from './review-evidence.ts';
-import { BODY_FILE_TYPES, type WorkflowPlan, type WorkflowSettings } from './workflow-plan.ts';
+import type { WorkflowPlan, WorkflowSettings } from './workflow-plan.ts';
 
 export interface WorkflowRuntimeDependencies extends RoutingDependencies {
   bus: Bus;
@@ -73,7 +71,9 @@ export function createWorkflowRuntime(dependencies: WorkflowRuntimeDependencies)
       .sort((a, b) => a.step - b.step);
     const { planned } = action;
     const evidence =
-      planned.review || planned.revision ? await reviewEvidence(start, prior, planned.revision) : undefined;
+      planned.review || planned.revision
+        ? await loadReviewEvidence(pool, start, prior, planned.revision)
+        : undefined;
     return {
       directive: buildDirective(workflow, planned, prior, evidence),
       ...(planned.readOnly ? { read_only: true } : {}),
@@ -133,59 +133,6 @@ export function createWorkflowRuntime(dependencies: WorkflowRuntimeDependencies)
       const text: FrameOf<'text'> = frame('text', runId, { agent: item.role, content: item.text });
       await publishFrame(bus, text, { msgId: msgIds.heldText(runId, item.step) });
     }
-  }
-
-  /**
-   * The stored text (and the text before the run's first write) of the files a review is about:
-   * the body files the run wrote, or for a revision the files the last review cites.
-   */
-  async function reviewEvidence(
-    start: RunStartEnvelope,
-    prior: readonly StepResult[],
-    revision: boolean,
-  ): Promise<ReviewEvidence> {
-    const written = new Map<string, { id: string; title: string }>();
-    for (const result of prior) {
-      for (const write of result.files_written) {
-        if (revision || BODY_FILE_TYPES.includes(write.file_type)) {
-          written.set(write.file_id, { id: write.file_id, title: write.title });
-        }
-      }
-    }
-    let targets = [...written.values()];
-    if (revision) {
-      const review = [...prior].reverse().find((result) => result.role === 'quality_reviewer');
-      targets = citedFiles(review?.final_text ?? '', targets);
-    }
-    const ids = targets.map((target) => target.id);
-    // The stored texts and the earlier ones are read side by side, under the same time limit.
-    const [reads, earlier] = await Promise.all([
-      readWithin(
-        targets.map((target) => ({
-          key: target.id,
-          read: async (): Promise<ReviewFile | null> => {
-            const file = await getFile(pool, start.project_id, target.id);
-            return file
-              ? { id: file.id, title: file.title, updatedAt: file.updatedAt, content: file.content }
-              : null;
-          },
-        })),
-      ),
-      readWithin([{ key: 'before', read: () => getPreRunContents(pool, start.run_id, ids) }]),
-    ]);
-    const before = earlier.done.get('before') ?? new Map<string, string>();
-    const files: ReviewFile[] = [];
-    for (const target of targets) {
-      const file = reads.done.get(target.id);
-      // A file deleted since is simply gone; without its earlier text the head is shown.
-      if (file) files.push({ ...file, ...(before.has(file.id) ? { before: before.get(file.id) } : {}) });
-    }
-    const late = new Set(reads.late);
-    return {
-      files,
-      words: new Map(files.map((file) => [file.id, countWords(file.content)])),
-      unread: targets.filter((target) => late.has(target.id)),
-    };
   }
 
   return { plan, beforeDispatch, beforeFinish };
