@@ -1,5 +1,5 @@
 import { type Bus, publishFrame } from '@quill/bus';
-import { type FrameOf, frame, msgIds, type RunStartEnvelope, type StepResult } from '@quill/contracts';
+import { type FrameOf, frame, msgIds, type RunStartEnvelope } from '@quill/contracts';
 import { deleteEmptyFiles, mergeMessageRouting } from '@quill/db';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
