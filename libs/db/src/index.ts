@@ -117,6 +117,7 @@ export {
 } from './routing.ts';
 export { DEFAULT_WRITE_RETRY_MS, type RunFence, RunFencedError, withRunFence } from './run-fence.ts';
 export { getPreRunContents } from './run-file-changes.ts';
+export { getRunTurnContext, saveRunTurnContext } from './run-turn-contexts.ts';
 export {
   ACTIVE_RUN_PHASES,
   bumpRunEpoch,

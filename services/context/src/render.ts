@@ -65,9 +65,28 @@ export function renderWorkingSet(blocks: string[]): string {
   return `<working_set>\n[跨轮工作集：最近两轮回复读写过的文件，按当前内容整份给出]\n\n${blocks.join('\n\n')}\n</working_set>`;
 }
 
-/** The user message: turn context, then the working set, then the author's own words. */
-export function renderUserMessage(turnContext: string, workingSet: string, message: string): string {
-  return [turnContext, workingSet, message].filter(Boolean).join('\n\n');
+/**
+ * The user message: the run's turn context, the working set, what only this role sees, then the
+ * author's own words. The turn context is the same bytes for every role and step of a run.
+ */
+export function renderUserMessage(
+  turnContext: string,
+  workingSet: string,
+  message: string,
+  roleContext = '',
+): string {
+  return [turnContext, workingSet, roleContext, message].filter(Boolean).join('\n\n');
+}
+
+/**
+ * `<role_context>`: the project context only this role may see (its private files, the reviewer's
+ * review targets), kept out of the shared turn context so that stays identical across roles.
+ */
+export function renderRoleContext(context: string, currentFile: string | null): string {
+  const sections = ['[只给本角色的上下文：本角色的私有文件与本轮的审阅对象]'];
+  if (context) sections.push(context);
+  if (currentFile) sections.push(`## 当前文件\n${currentFile}`);
+  return `<role_context>\n${sections.join('\n\n')}\n</role_context>`;
 }
 
 const BREADCRUMB_LABELS: Array<[keyof Omit<Breadcrumbs, 'v'>, string]> = [
