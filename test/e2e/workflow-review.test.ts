@@ -164,3 +164,36 @@ describe('auto review gate (quality mode)', () => {
     expect(lastInputOf(stack, turn.runId, 'writer', 2)).toContain('[审稿意见]\n节奏偏慢。');
   });
 });
+
+describe('one turn context per run', () => {
+  type Body = { messages: Array<{ role: string; content: string | null }> };
+  /** Every message before the compiled user message, and that message up to `</turn_context>`. */
+  const turnPrefix = (body: unknown) => {
+    const { messages } = body as Body;
+    const at = messages.findIndex((message) => message.content?.startsWith('<turn_context>'));
+    expect(at).toBeGreaterThan(0);
+    const user = messages[at]!.content!;
+    return JSON.stringify([...messages.slice(0, at), user.slice(0, user.indexOf('</turn_context>') + 15)]);
+  };
+
+  it('planner, writer and reviewer prompts of one run share the prefix up to and including </turn_context>', async () => {
+    scriptRouter(stack, routing('planner', 'standard'));
+    stack.fakeLlm.addScript({
+      match: { role: 'writer' },
+      responses: fileReplies(LONG_BODY, { after: '\n第一章写好了。' }),
+    });
+    const turn = await runTurn(stack, { message: '先规划，再写第一章', generation_mode: 'quality' });
+    expect(turn.outline).toEqual(
+      expect.arrayContaining(['agent_start:planner', 'agent_start:writer', 'agent_start:quality_reviewer']),
+    );
+    const [planner, writer, reviewer] = (['planner', 'writer', 'quality_reviewer'] as const).map((role) => {
+      const call = stack.fakeLlm.requests({ run_id: turn.runId, role })[0];
+      if (!call) throw new Error(`no ${role} call`);
+      return turnPrefix(call.body);
+    });
+    expect(writer).toBe(planner);
+    expect(reviewer).toBe(planner);
+    // Built when the run started: the chapter the writer then wrote is not in it.
+    expect(planner).not.toContain(LONG_BODY.slice(0, 200));
+  });
+});

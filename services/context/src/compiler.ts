@@ -7,7 +7,7 @@ import { composeRolePrompt, composeTurn, finishCompile, historyInput } from './c
 import { planHistoryWindow } from './history-window.ts';
 import { archiveTitleOf, loadCompileInputs } from './loader.ts';
 import { languageLine, systemPrompt } from './prompts.ts';
-import { renderTurnContext } from './render.ts';
+import { renderRoleContext, renderTurnContext } from './render.ts';
 import { parseTurnRecord } from './turn-record.ts';
 import type { WorkingSetSettings } from './working-set.ts';
 
@@ -35,8 +35,9 @@ export interface CompilerDependencies extends Omit<CompactionDependencies, 'onUs
 
 /**
  * The fixed lines every compile counts (system prompt with and without a skill catalog, the turn
- * context's headings and language lines). Counted once at start-up into the tokenizer's paragraph
- * cache (@quill/llm), the first compile after a start tokenises only what is its own.
+ * context's headings and language lines, the role context's frame). Counted once at start-up
+ * into the tokenizer's paragraph cache (@quill/llm), the first compile after a start tokenises
+ * only what is its own.
  */
 export function fixedPromptTexts(): string[] {
   const project = { title: '', projectType: '' };
@@ -54,6 +55,7 @@ export function fixedPromptTexts(): string[] {
     systemPrompt(project, [{ name: '-', description: '-' }]),
     turn('zh'),
     turn('en'),
+    renderRoleContext('', null),
   ];
 }
 
@@ -73,12 +75,11 @@ export function createContextCompiler(dependencies: CompilerDependencies) {
     const inputs = await loadCompileInputs(pool, request);
     if (!inputs) return { v: 1, ok: false, code: 'not_found' };
 
-    let { record, fresh } = composeTurn(inputs, settings, count);
-    if (fresh) {
+    const turn = composeTurn(inputs, settings, count);
+    let record = turn.record;
+    if (turn.fresh) {
       // The first compile of the run stores it; a racing one that stored first wins.
-      const kept = parseTurnRecord(await saveRunTurnContext(pool, request.run_id, record));
-      if (kept) record = kept;
-      fresh = false;
+      record = parseTurnRecord(await saveRunTurnContext(pool, request.run_id, record)) ?? record;
     }
     const prompt = composeRolePrompt(inputs, record, settings, count);
 

@@ -83,7 +83,7 @@ export function partitionFiles(
     withheld,
     shared,
     own,
-    ownTargets: own.filter((file) => targets.has(file.id)).map((f) => f.id),
+    ownTargets: own.filter((file) => targets.has(file.id)).map((file) => file.id),
   };
 }
 
