@@ -64,6 +64,17 @@ describe('「待审查内容」 of a long file', () => {
     const text = reviewContent([], 500, [{ id: 'slow', title: '第九章' }]);
     expect(text).toContain('《第九章》 (id=slow) 没能在读取时限内读到');
     expect(text).toContain('query_files(id="slow")');
+    const plan = planOf({}, { mode: 'quality', message: '写第九章' });
+    const prior = [result(0, 'writer', { files_written: [draft(900)] })];
+    const review = nextAction(stateOf(prior), plan, 12) as Dispatch;
+    expect(review.planned.review).toBe(true);
+    const directive = buildDirective(plan, review.planned, prior, {
+      files: [],
+      words: new Map(),
+      unread: [{ id: 'slow', title: '第九章' }],
+    });
+    expect(directive).toContain('[本轮正文字数]\n- 《第九章》(id=slow)：没能在读取时限内读到，字数没有核对');
+    expect(directive).toContain('[待审查内容]\n来源：《第九章》 (id=slow) 没能在读取时限内读到');
   });
 });
 

@@ -67,9 +67,14 @@ function handoffPacket(
   const done = prior.map(describeStep).filter(Boolean);
   if (done.length > 0) lines.push(`[本轮已完成的工作]\n${done.join('\n')}`);
   if (step.review && evidence) {
-    const counts = evidence.files.map(
-      (file) => `- 《${file.title}》(id=${file.id})：${evidence.words.get(file.id) ?? 0} 字`,
-    );
+    const counts = [
+      ...evidence.files.map(
+        (file) => `- 《${file.title}》(id=${file.id})：${evidence.words.get(file.id) ?? 0} 字`,
+      ),
+      ...(evidence.unread ?? []).map(
+        (file) => `- 《${file.title}》(id=${file.id})：没能在读取时限内读到，字数没有核对`,
+      ),
+    ];
     lines.push(`[本轮正文字数]\n${counts.length > 0 ? counts.join('\n') : '- 本轮没有成功写入的正文'}`);
     lines.push(`[作者的篇幅要求]\n${describeLengthRequirement(findLengthRequirement(plan.message))}`);
     lines.push(`[待审查内容]\n${reviewContent(evidence.files, undefined, evidence.unread)}`);
