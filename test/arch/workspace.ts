@@ -18,11 +18,18 @@ export interface WorkspacePackage {
 
 export const REPO_ROOT = join(import.meta.dirname, '..', '..');
 
-const KIND_BY_FOLDER: Record<string, PackageKind> = { apps: 'app', libs: 'lib', services: 'service', test: 'test' };
+const KIND_BY_FOLDER: Record<string, PackageKind> = {
+  apps: 'app',
+  libs: 'lib',
+  services: 'service',
+  test: 'test',
+};
 
 /** The packages the root package.json's `workspaces` name (`libs/*`, `test/fake-llm`, …). */
 export function readWorkspace(root = REPO_ROOT): WorkspacePackage[] {
-  const rootManifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { workspaces: string[] };
+  const rootManifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+    workspaces: string[];
+  };
   const dirs = rootManifest.workspaces
     .flatMap((pattern) => globSync(pattern, { cwd: root }))
     .map((dir) => dir.split('\\').join('/'))
