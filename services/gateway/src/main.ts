@@ -2,6 +2,7 @@ import { createFailoverClientFromSettings } from '@quill/llm';
 import { startService } from '@quill/service-kit';
 import { fastifyOtelPlugin } from '@quill/telemetry';
 import { buildGatewayApp } from './app.ts';
+import { createRunFeeds } from './run-feed.ts';
 import { findWebDist } from './web-app.ts';
 
 const runtime = await startService('gateway');
@@ -15,6 +16,7 @@ const app = await buildGatewayApp({
   logger,
   instanceId: config.instanceId,
   configConflicts: config.conflicts,
+  runFeeds: createRunFeeds(runtime.bus),
   settings: {
     bodyLimitBytes: config.GATEWAY_BODY_LIMIT_BYTES,
     trustProxy: config.GATEWAY_TRUST_PROXY,
