@@ -1,8 +1,10 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkImport, cycleViolations, type ImportEdge, type RuleId } from './import-rules.ts';
-import { importsOf } from './imports.ts';
+import { importsOf, moduleLevelMapsOf } from './imports.ts';
 import { scanWorkspace } from './scan.ts';
-import type { PackageKind, WorkspacePackage } from './workspace.ts';
+import { type PackageKind, REPO_ROOT, type WorkspacePackage } from './workspace.ts';
 
 // The rules are docs/architecture.md "Boundaries".
 describe('import boundaries of the repository', () => {
@@ -19,6 +21,43 @@ describe('import boundaries of the repository', () => {
 
   it('has no violation', () => {
     expect(scan.violations.map((each) => `${each.rule} ${each.at}: ${each.message}`)).toEqual([]);
+  });
+
+  it('builds no connection or client state at import time: module-level maps are pure memo caches only', () => {
+    // Each is keyed by immutable data and holds what is derived from it; anything per
+    // connection or client lives on the object main.ts builds (e.g. `Bus.state`).
+    const memoCaches = new Set([
+      'libs/bus/src/tracing.ts injected', // trace headers per OpenTelemetry context
+      'libs/llm/src/token-estimate.ts tables', // BPE tables per encoding
+      'libs/llm/src/token-estimate.ts counters', // token counters per encoding
+      'libs/tools/src/registry.ts definitionsByList', // tool definitions per name list
+    ]);
+    const found = scan.files
+      .filter((file) => /^(apps|libs|services)\/[^/]+\/src\//.test(file))
+      .flatMap((file) =>
+        moduleLevelMapsOf(file, readFileSync(join(REPO_ROOT, file), 'utf8')).map(
+          (state) => `${file} ${state.name}`,
+        ),
+      );
+    expect(found.filter((each) => !memoCaches.has(each))).toEqual([]);
+    // A cache that went away leaves the list.
+    expect([...memoCaches].filter((each) => !found.includes(each))).toEqual([]);
+  });
+});
+
+describe('moduleLevelMapsOf', () => {
+  it('finds top-level Map and WeakMap constants, not sets, locals or other classes', () => {
+    const text = [
+      'const feeds = new WeakMap<object, number>();',
+      'export const byName = new Map();',
+      "const NAMES = new Set(['a']);",
+      'const when = new Date();',
+      'function make() { const local = new Map(); return local; }',
+    ].join('\n');
+    expect(moduleLevelMapsOf('x.ts', text)).toEqual([
+      { name: 'feeds', line: 1, type: 'WeakMap' },
+      { name: 'byName', line: 2, type: 'Map' },
+    ]);
   });
 });
 

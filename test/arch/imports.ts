@@ -1,5 +1,10 @@
 import ts from 'typescript';
 
+function parse(fileName: string, text: string): ts.SourceFile {
+  const kind = fileName.endsWith('.tsx') ? ts.ScriptKind.TSX : ts.ScriptKind.TS;
+  return ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, true, kind);
+}
+
 export interface ImportSite {
   specifier: string;
   /** 1-based, for the report. */
@@ -13,8 +18,7 @@ export interface ImportSite {
  * that look like imports are not counted.
  */
 export function importsOf(fileName: string, text: string): ImportSite[] {
-  const kind = fileName.endsWith('.tsx') ? ts.ScriptKind.TSX : ts.ScriptKind.TS;
-  const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, true, kind);
+  const source = parse(fileName, text);
   const sites: ImportSite[] = [];
   const add = (node: ts.Node | undefined) => {
     if (!node || !ts.isStringLiteralLike(node)) return;
@@ -34,4 +38,39 @@ export function importsOf(fileName: string, text: string): ImportSite[] {
   };
   visit(source);
   return sites;
+}
+
+export interface ModuleState {
+  /** The variable's name. */
+  name: string;
+  line: number;
+  /** `Map`, `WeakMap`, … */
+  type: string;
+}
+
+const STATEFUL_COLLECTIONS = new Set(['Map', 'WeakMap']);
+
+/**
+ * Top-level `const x = new Map(…)` / `new WeakMap(…)`: state made when the module is imported,
+ * shared by everything in the process that imports it (docs/architecture.md "Boundaries").
+ */
+export function moduleLevelMapsOf(fileName: string, text: string): ModuleState[] {
+  const source = parse(fileName, text);
+  const found: ModuleState[] = [];
+  for (const statement of source.statements) {
+    if (!ts.isVariableStatement(statement)) continue;
+    for (const declaration of statement.declarationList.declarations) {
+      const initializer = declaration.initializer;
+      if (!initializer || !ts.isNewExpression(initializer) || !ts.isIdentifier(initializer.expression))
+        continue;
+      if (!STATEFUL_COLLECTIONS.has(initializer.expression.text)) continue;
+      const { line } = source.getLineAndCharacterOfPosition(declaration.getStart(source));
+      found.push({
+        name: declaration.name.getText(source),
+        line: line + 1,
+        type: initializer.expression.text,
+      });
+    }
+  }
+  return found;
 }
