@@ -1,5 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkImport, cycleViolations, type ImportEdge, type RuleId } from './import-rules.ts';
 import { importsOf, moduleLevelMapsOf } from './imports.ts';
@@ -128,6 +129,8 @@ describe('checkImport', () => {
     expect(rulesBroken(bus, 'libs/bus/src/publish.ts', '@quill/db/testing')).toEqual([
       'testing-entry-from-src',
     ]);
+    expect(rulesBroken(db, 'libs/db/src/index.ts', './testing.ts')).toEqual(['testing-entry-from-src']);
+    expect(rulesBroken(db, 'libs/db/src/testing.ts', './pool.ts')).toEqual([]);
     expect(rulesBroken(bus, 'libs/bus/src/publish.ts', '@quill/fake-llm')).toEqual([
       'testing-entry-from-src',
       'undeclared-dependency',
@@ -197,5 +200,45 @@ describe('importsOf', () => {
       { specifier: '@quill/llm', line: 4 },
       { specifier: '@quill/redis', line: 5 },
     ]);
+  });
+});
+
+describe('scanWorkspace on a workspace that breaks the rules', () => {
+  it('reports each broken import with its file and line, and the package cycle', () => {
+    const root = mkdtempSync(join(tmpdir(), 'quill-boundaries-'));
+    try {
+      const write = (path: string, text: string) => {
+        mkdirSync(dirname(join(root, path)), { recursive: true });
+        writeFileSync(join(root, path), text);
+      };
+      const manifest = (
+        name: string,
+        dependencies: string[] = [],
+        exports: unknown = { '.': './src/index.ts' },
+      ) =>
+        JSON.stringify({
+          name,
+          exports,
+          dependencies: Object.fromEntries(dependencies.map((each) => [each, '*'])),
+        });
+      write('package.json', JSON.stringify({ workspaces: ['libs/*', 'services/*'] }));
+      write('libs/a/package.json', manifest('@quill/a', ['@quill/b']));
+      write('libs/a/src/index.ts', "export { b } from '@quill/b';\n");
+      write('libs/b/package.json', manifest('@quill/b', ['@quill/a']));
+      write('libs/b/src/index.ts', "import { b as a } from '@quill/a';\nexport const b = a;\n");
+      write('services/one/package.json', manifest('@quill/one', ['@quill/a'], {}));
+      write('services/one/src/main.ts', "import '@quill/a';\nimport { x } from '../../two/src/x.ts';\n");
+      write('services/two/package.json', manifest('@quill/two', [], {}));
+      write('services/two/src/x.ts', 'export const x = 1;\n');
+      const found = scanWorkspace(root).violations.map((each) => `${each.rule} ${each.at}`);
+      expect(found.sort()).toEqual([
+        'internal-file services/one/src/main.ts:2',
+        'package-cycle @quill/a ↔ @quill/b',
+        'service-imports-service services/one/src/main.ts:2',
+        'undeclared-dependency services/one/src/main.ts:2',
+      ]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

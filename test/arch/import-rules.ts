@@ -35,7 +35,7 @@ export interface ImportEdge {
 /** Where an import lands. */
 export type ImportTarget =
   | { kind: 'external'; name: string }
-  | { kind: 'own' }
+  | { kind: 'own'; path: string }
   | { kind: 'package'; pkg: WorkspacePackage; subpath: string; viaRelativePath: boolean }
   | { kind: 'outside'; path: string };
 
@@ -63,7 +63,7 @@ export function resolveTarget(
   if (specifier.startsWith('.') || specifier.startsWith('/')) {
     const path = posix.normalize(posix.join(dirname(edge.file).split('\\').join('/'), specifier));
     const pkg = packageOf(path, workspace);
-    if (pkg === from) return { kind: 'own' };
+    if (pkg === from) return { kind: 'own', path };
     if (!pkg) return { kind: 'outside', path };
     return { kind: 'package', pkg, subpath: `./${posix.relative(pkg.dir, path)}`, viaRelativePath: true };
   }
@@ -108,7 +108,14 @@ export function checkImport(
   const found: Violation[] = [];
   const flag = (rule: RuleId, message: string) => found.push({ rule, at, message });
 
-  if (target.kind === 'own') return found;
+  if (target.kind === 'own') {
+    // A package's own test doubles stay out of what it ships, like everyone else's.
+    const isTesting = (path: string) => /(^|\/)testing\.ts$/.test(path);
+    if (inSrc && isTesting(target.path) && !isTesting(edge.file)) {
+      flag('testing-entry-from-src', `shipped code imports its own test-only ${target.path}`);
+    }
+    return found;
+  }
   if (target.kind === 'external') {
     if (from.name === '@quill/contracts' && inSrc && !target.name.startsWith('node:')) {
       if (!CONTRACTS_MAY_IMPORT.has(target.name)) flag('contracts-not-a-leaf', `imports ${target.name}`);
