@@ -15,3 +15,4 @@ export * from './stream-ticket.ts';
 export * from './subjects.ts';
 export * from './text.ts';
 export * from './time.ts';
+export * from './tool-billing.ts';

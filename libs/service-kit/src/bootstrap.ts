@@ -52,7 +52,7 @@ export async function startService(service: string): Promise<ServiceRuntime> {
   const ops = await startOpsServer({
     host: config.OPS_HOST,
     port: config.OPS_PORT,
-    readyGraceMs: config.OPS_READY_DEPENDENCY_GRACE_S * 1000,
+    readyGraceMs: config.derived.opsReadyGraceMs,
     logger,
   });
   // Every dependency is waited for (with backoff, each attempt logged) rather than exiting: a

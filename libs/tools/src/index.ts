@@ -1,5 +1,5 @@
 export { type AuthorEdits, authorEditsSinceAi, touchesAuthorEdits } from './author-changes.ts';
-export { NON_OUTPUT_WRITE_TOOL_NAMES, unclassifiedWriteTools, WRITE_TOOL_NAMES } from './billing-output.ts';
+export { unclassifiedWriteTools } from './billing-output.ts';
 export { handoffToAgentTool, requestClarificationTool } from './control-tools.ts';
 export { createFileTool, FILE_TYPES } from './create-file.ts';
 export { deleteFileTool } from './delete-file.ts';

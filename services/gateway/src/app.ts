@@ -31,6 +31,7 @@ import { registerSessionRoutes } from './routes/sessions.ts';
 import { skillRoutes } from './routes/skills.ts';
 import { registerSuggestRoutes } from './routes/suggest.ts';
 import { registerTokenRoutes } from './routes/tokens.ts';
+import type { RunFeeds } from './run-feed.ts';
 import { createRunWatch } from './run-watch.ts';
 import { installSteerTelemetry } from './steer-telemetry.ts';
 import { createStreamTickets } from './stream-tickets.ts';
@@ -55,6 +56,8 @@ export interface GatewayDependencies {
   logger: Logger;
   instanceId: string;
   configConflicts: readonly ConfigConflict[];
+  /** The event tap every SSE response of this gateway reads from (one per process, made in main.ts). */
+  runFeeds: RunFeeds;
   /** `@fastify/otel`, registered before the routes so each route gets its span. */
   otelPlugin?: FastifyOtelPlugin;
   /** The model client for `/agent/suggest` and the breaker states on `/health`. */

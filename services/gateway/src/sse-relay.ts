@@ -6,7 +6,7 @@ import type { FastifyReply, FastifyBaseLogger as Logger } from 'fastify';
 import type { Pool } from 'pg';
 import type { Heartbeats } from './heartbeats.ts';
 import { endRunIfUnfinished } from './run-fallback.ts';
-import { runFeedsFor } from './run-feed.ts';
+import type { RunFeeds } from './run-feed.ts';
 import type { RunWatch } from './run-watch.ts';
 
 export interface RelayOptions {
@@ -25,6 +25,8 @@ export interface RelayOptions {
   fallbackAt?: number;
   /** Where the fallback records the run it ended. */
   pool: Pool;
+  /** This gateway's event tap, fanned out per run. */
+  feeds: RunFeeds;
 }
 
 /**
@@ -40,7 +42,7 @@ export async function relayRunEvents(
 ): Promise<void> {
   const { runId } = options;
   // The run's frames come from this gateway's event tap (one consumer for every run), in memory.
-  const reader = runFeedsFor(bus).subscribe(runId, options.afterSeq);
+  const reader = options.feeds.subscribe(runId, options.afterSeq);
   try {
     await reader.ready;
   } catch (error) {

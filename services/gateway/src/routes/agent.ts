@@ -48,6 +48,7 @@ export function registerAgentRoutes(
         },
         watch: streaming.watch,
         pool: dependencies.pool,
+        feeds: dependencies.runFeeds,
         fallbackAt: Date.now() + wallClockMs + fallbackGraceMs,
       },
       request.log,

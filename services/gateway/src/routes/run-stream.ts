@@ -69,6 +69,7 @@ export function registerRunStreamRoutes(
         headers: { ...headersSetOn(reply), ...traceHeaders() },
         watch: streaming.watch,
         pool: dependencies.pool,
+        feeds: dependencies.runFeeds,
         ...(run.phase === 'running'
           ? { fallbackAt: Date.parse(run.createdAt) + wallClockMs + fallbackGraceMs }
           : {}),
