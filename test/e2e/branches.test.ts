@@ -93,26 +93,39 @@ describe('regenerate and branches', () => {
     const back = await post(`/sessions/${first.sessionId}/branches/${oldBranchId}/activate`);
     expect(back.status).toBe(200);
     expect(back.body.branch).toMatchObject({ id: oldBranchId, active: true });
-    expect((await messages(first.sessionId)).map((message) => message.run_id)).toEqual([first.runId, first.runId]);
-    expect(await getFile(stack.pool, stack.projectId, firstFile!.id)).toMatchObject({ content: '第一版的雨夜。' });
+    expect((await messages(first.sessionId)).map((message) => message.run_id)).toEqual([
+      first.runId,
+      first.runId,
+    ]);
+    expect(await getFile(stack.pool, stack.projectId, firstFile!.id)).toMatchObject({
+      content: '第一版的雨夜。',
+    });
     expect(await getFile(stack.pool, stack.projectId, secondFile!.id)).toBeNull();
 
     const forward = await post(`/sessions/${first.sessionId}/branches/${branch.id}/activate`);
     expect(forward.status).toBe(200);
-    expect(await getFile(stack.pool, stack.projectId, secondFile!.id)).toMatchObject({ content: '第二版的雨夜。' });
+    expect(await getFile(stack.pool, stack.projectId, secondFile!.id)).toMatchObject({
+      content: '第二版的雨夜。',
+    });
     expect(await getFile(stack.pool, stack.projectId, firstFile!.id)).toBeNull();
   });
 
   it("a branch's run compiles its context from that branch's history only", async () => {
     const first = await run('第一轮：雨夜的旧书店');
     await run('第二轮：屋顶上的老猫', first.sessionId);
-    const afterFirst = (await messages(first.sessionId)).filter((message) => message.run_id === first.runId).at(-1)!;
+    const afterFirst = (await messages(first.sessionId))
+      .filter((message) => message.run_id === first.runId)
+      .at(-1)!;
     const forked = await post(`/sessions/${first.sessionId}/branches`, { after_message_id: afterFirst.id });
     expect(forked.status).toBe(201);
-    expect((await messages(first.sessionId)).map((message) => message.content).join('\n')).not.toContain('第二轮');
+    expect((await messages(first.sessionId)).map((message) => message.content).join('\n')).not.toContain(
+      '第二轮',
+    );
 
     const third = await run('第三轮：海边的灯塔', first.sessionId);
-    const sent = JSON.stringify(stack.fakeLlm.requests({ run_id: third.runId, role: 'writer' }).map((r) => r.body));
+    const sent = JSON.stringify(
+      stack.fakeLlm.requests({ run_id: third.runId, role: 'writer' }).map((r) => r.body),
+    );
     expect(sent).toContain('第一轮：雨夜的旧书店');
     expect(sent).toContain('第三轮：海边的灯塔');
     expect(sent).not.toContain('第二轮：屋顶上的老猫');
@@ -126,7 +139,9 @@ describe('regenerate and branches', () => {
     );
     expect((await post(`/sessions/${first.sessionId}/branches/${root.id}/activate`)).status).toBe(200);
     const fourth = await run('第四轮：接着写', first.sessionId);
-    const sentOnRoot = JSON.stringify(stack.fakeLlm.requests({ run_id: fourth.runId, role: 'writer' }).map((r) => r.body));
+    const sentOnRoot = JSON.stringify(
+      stack.fakeLlm.requests({ run_id: fourth.runId, role: 'writer' }).map((r) => r.body),
+    );
     expect(sentOnRoot).toContain('第二轮：屋顶上的老猫');
     expect(sentOnRoot).not.toContain('第三轮：海边的灯塔');
   });

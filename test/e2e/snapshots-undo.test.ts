@@ -1,4 +1,4 @@
-import { createFile, getFile, listFileVersions, listFiles } from '@quill/db';
+import { createFile, getFile, listFiles, listFileVersions } from '@quill/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getJson, postJson } from '../support/api.ts';
 import { frameTypes, readStream, startRun } from '../support/sse-client.ts';
@@ -46,7 +46,13 @@ async function put(path: string, body: unknown) {
 
 /** A file the agent wrote earlier (an AI version, so a run may rewrite and rename it). */
 async function aiFile(title: string, content: string) {
-  return createFile(stack.pool, { projectId: stack.projectId, title, fileType: 'draft', content, source: 'ai' });
+  return createFile(stack.pool, {
+    projectId: stack.projectId,
+    title,
+    fileType: 'draft',
+    content,
+    source: 'ai',
+  });
 }
 
 /** One writer turn that creates `newTitle`, writes its body, and renames `renameId`. */
@@ -92,7 +98,10 @@ describe('undo a run', () => {
     const created = await liveTitle('第二章-undo');
     expect(created?.content).toBe(BODY);
     expect((await getFile(stack.pool, stack.projectId, renamed.id))?.title).toBe('人物小传-undo');
-    expect(await getFile(stack.pool, stack.projectId, rewritten.id)).toMatchObject({ content: BODY, version: 2 });
+    expect(await getFile(stack.pool, stack.projectId, rewritten.id)).toMatchObject({
+      content: BODY,
+      version: 2,
+    });
 
     // Undo the newer run first: the chapter's text comes back as version 3, an author version.
     const undoSecond = await post(`/agent/runs/${second.runId}/undo`);
@@ -100,8 +109,13 @@ describe('undo a run', () => {
     expect(undoSecond.body.files).toEqual([
       { file_id: rewritten.id, title: '第一章-undo', action: 'reverted', version: 3 },
     ]);
-    expect(await getFile(stack.pool, stack.projectId, rewritten.id)).toMatchObject({ content: '初稿。', version: 3 });
-    expect((await listFileVersions(stack.pool, rewritten.id)).map((version) => [version.version, version.source])).toEqual([
+    expect(await getFile(stack.pool, stack.projectId, rewritten.id)).toMatchObject({
+      content: '初稿。',
+      version: 3,
+    });
+    expect(
+      (await listFileVersions(stack.pool, rewritten.id)).map((version) => [version.version, version.source]),
+    ).toEqual([
       [3, 'author'],
       [2, 'ai'],
       [1, 'ai'],
@@ -132,7 +146,10 @@ describe('undo a run', () => {
     const chapter = await aiFile('第三章-undo', '原稿。');
     await scriptRewrite('第三章-undo', BODY);
     const { runId } = await run('重写第三章');
-    const saved = await put(`${P()}/files/${chapter.id}`, { content: '作者改过的第三章。', expected_version: 2 });
+    const saved = await put(`${P()}/files/${chapter.id}`, {
+      content: '作者改过的第三章。',
+      expected_version: 2,
+    });
     expect(saved.status).toBe(200);
 
     const refused = await post(`/agent/runs/${runId}/undo`);
@@ -148,7 +165,10 @@ describe('undo a run', () => {
 
     const forced = await post(`/agent/runs/${runId}/undo`, { force: true });
     expect(forced.status).toBe(200);
-    expect(await getFile(stack.pool, stack.projectId, chapter.id)).toMatchObject({ content: '原稿。', version: 4 });
+    expect(await getFile(stack.pool, stack.projectId, chapter.id)).toMatchObject({
+      content: '原稿。',
+      version: 4,
+    });
     const history = await listFileVersions(stack.pool, chapter.id);
     expect(history.map((version) => [version.version, version.source, version.content])).toEqual([
       [4, 'author', '原稿。'],
@@ -181,8 +201,19 @@ describe('manual snapshots', () => {
       expect.arrayContaining([{ id: outline.id, version: 1, title: '大纲-snap', folder: '' }]),
     );
 
-    expect((await put(`${P()}/files/${outline.id}`, { content: '第一幕：雨夜。\n第二幕：灯塔。', expected_version: 1 })).status).toBe(200);
-    const added = await post(`${P()}/files`, { title: '灯塔-snap', file_type: 'setting', content: '海边的灯塔。' });
+    expect(
+      (
+        await put(`${P()}/files/${outline.id}`, {
+          content: '第一幕：雨夜。\n第二幕：灯塔。',
+          expected_version: 1,
+        })
+      ).status,
+    ).toBe(200);
+    const added = await post(`${P()}/files`, {
+      title: '灯塔-snap',
+      file_type: 'setting',
+      content: '海边的灯塔。',
+    });
     expect(added.status).toBe(201);
 
     const listed = await get(`${P()}/snapshots?limit=100`);
@@ -194,8 +225,22 @@ describe('manual snapshots', () => {
     expect(diff.status).toBe(200);
     expect(diff.body.files).toEqual(
       expect.arrayContaining([
-        { file_id: outline.id, title: '大纲-snap', status: 'changed', from_version: 1, to_version: 2, renamed: false },
-        { file_id: added.body.file.id, title: '灯塔-snap', status: 'added', from_version: null, to_version: 1, renamed: false },
+        {
+          file_id: outline.id,
+          title: '大纲-snap',
+          status: 'changed',
+          from_version: 1,
+          to_version: 2,
+          renamed: false,
+        },
+        {
+          file_id: added.body.file.id,
+          title: '灯塔-snap',
+          status: 'added',
+          from_version: null,
+          to_version: 1,
+          renamed: false,
+        },
       ]),
     );
     const text = await get(`${P()}/snapshots/${snapshotId}/diff?file_id=${outline.id}`);
@@ -205,9 +250,9 @@ describe('manual snapshots', () => {
     const refused = await post(`${P()}/snapshots/${snapshotId}/restore`);
     expect(refused.status).toBe(409);
     expect(refused.body.error.code).toBe('restore_conflict');
-    expect(refused.body.error.conflicts.map((conflict: { file_id: string }) => conflict.file_id).sort()).toEqual(
-      [outline.id, added.body.file.id].sort(),
-    );
+    expect(
+      refused.body.error.conflicts.map((conflict: { file_id: string }) => conflict.file_id).sort(),
+    ).toEqual([outline.id, added.body.file.id].sort());
 
     const restored = await post(`${P()}/snapshots/${snapshotId}/restore`, { force: true });
     expect(restored.status).toBe(200);
@@ -217,7 +262,9 @@ describe('manual snapshots', () => {
     });
     expect(await getFile(stack.pool, stack.projectId, added.body.file.id)).toBeNull();
     // The restore itself is reversible: the state it replaced is a snapshot too.
-    const before = await get(`${P()}/snapshots/${restored.body.before_snapshot_id}/diff?against=${snapshotId}`);
+    const before = await get(
+      `${P()}/snapshots/${restored.body.before_snapshot_id}/diff?against=${snapshotId}`,
+    );
     expect(before.body.files).toEqual(
       expect.arrayContaining([expect.objectContaining({ file_id: added.body.file.id, status: 'removed' })]),
     );
