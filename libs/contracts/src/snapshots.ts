@@ -71,14 +71,6 @@ export const RestoreResponse = z.object({
   /** The state just before this restore, so the restore can be restored away too. */
   before_snapshot_id: z.uuid().nullable(),
 });
-/** The 409 `restore_conflict` body's extra field: what someone changed that the restore would undo. */
-export const RestoreConflictView = z.object({
-  file_id: z.uuid().nullable(),
-  title: z.string(),
-  changed_by: z.enum(['author', 'run', 'restore']),
-  run_id: z.uuid().nullable(),
-});
-
 export const BranchView = z.object({
   id: z.uuid(),
   parent_id: z.uuid().nullable(),
