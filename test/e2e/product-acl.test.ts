@@ -3,11 +3,14 @@ import {
   addProjectMember,
   appendMessage,
   createApiKey,
+  createBranch,
   createFile,
   createProject,
   createRun,
   createSession,
+  ensureActiveBranch,
   finishRun,
+  takeSnapshot,
 } from '@quill/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Call, newUser } from '../support/product-client.ts';
@@ -74,7 +77,16 @@ async function world() {
     generationMode: 'fast',
   });
   await appendMessage(stack.pool, { sessionId: session.sessionId, runId, role: 'user', content: '写' });
+  await takeSnapshot(stack.pool, { projectId: project.id, kind: 'run_start', runId });
   await finishRun(stack.pool, runId, { phase: 'done', stopReason: 'completed' });
+  const snapshot = await takeSnapshot(stack.pool, { projectId: project.id, kind: 'manual', label: 'acl' });
+  const rootBranch = await ensureActiveBranch(stack.pool, session.sessionId);
+  const branchId = await createBranch(stack.pool, {
+    sessionId: session.sessionId,
+    parentId: rootBranch,
+    forkSeq: 0,
+    baseSnapshotId: snapshot!.id,
+  });
   const ownerKey = await createApiKey(stack.pool, people.owner.id, 'acl');
   return {
     projectId: project.id,
@@ -85,6 +97,8 @@ async function world() {
     extraId: extra.user.id,
     newcomerId: newcomer.user.id,
     ownerKeyId: ownerKey.id,
+    snapshotId: snapshot!.id,
+    branchId,
   };
 }
 type World = Awaited<ReturnType<typeof world>>;
@@ -237,6 +251,51 @@ const CASES: Case[] = [
     request: (w) => ({ path: `${P(w)}/manuscript.md` }),
     expect: read,
   },
+  {
+    route: 'GET /projects/:projectId/snapshots',
+    request: (w) => ({ path: `${P(w)}/snapshots` }),
+    expect: read,
+  },
+  {
+    route: 'POST /projects/:projectId/snapshots',
+    request: (w) => ({ path: `${P(w)}/snapshots`, body: { label: '手动' } }),
+    expect: write(201),
+  },
+  {
+    route: 'GET /projects/:projectId/snapshots/:snapshotId',
+    request: (w) => ({ path: `${P(w)}/snapshots/${w.snapshotId}` }),
+    expect: read,
+  },
+  {
+    route: 'GET /projects/:projectId/snapshots/:snapshotId/diff',
+    request: (w) => ({ path: `${P(w)}/snapshots/${w.snapshotId}/diff` }),
+    expect: read,
+  },
+  {
+    route: 'POST /projects/:projectId/snapshots/:snapshotId/restore',
+    request: (w) => ({ path: `${P(w)}/snapshots/${w.snapshotId}/restore`, body: {} }),
+    expect: write(200),
+  },
+  {
+    route: 'POST /agent/runs/:runId/undo',
+    request: (w) => ({ path: `/agent/runs/${w.runId}/undo`, body: {} }),
+    expect: ownItem(200),
+  },
+  {
+    route: 'GET /sessions/:sessionId/branches',
+    request: (w) => ({ path: `/sessions/${w.sessionId}/branches` }),
+    expect: ownItem(200),
+  },
+  {
+    route: 'POST /sessions/:sessionId/branches',
+    request: (w) => ({ path: `/sessions/${w.sessionId}/branches`, body: {} }),
+    expect: ownItem(201),
+  },
+  {
+    route: 'POST /sessions/:sessionId/branches/:branchId/activate',
+    request: (w) => ({ path: `/sessions/${w.sessionId}/branches/${w.branchId}/activate`, body: {} }),
+    expect: ownItem(200),
+  },
   { route: 'GET /me', request: () => ({ path: '/me' }), expect: all(200) },
   { route: 'GET /me/api-keys', request: () => ({ path: '/me/api-keys' }), expect: all(200) },
   {
@@ -278,6 +337,8 @@ const ELSEWHERE: Record<string, string> = {
   'POST /agent/stop': 'a live run: run-control.test.ts',
   'POST /agent/steer': 'a live run: run-control.test.ts',
   'POST /agent/suggest': 'a model call: llm-failover.test.ts',
+  'POST /sessions/:sessionId/regenerate':
+    "starts a run: branches.test.ts (another author's session 404); the session's own ACL as the branch routes",
   'POST /projects/import': 'a zip body, makes a project of the caller: product-transfer.test.ts',
   'POST /skills/import': "the caller's own skills: context-memory.test.ts",
   'PATCH /skills/:name': "the caller's own skills: context-memory.test.ts",
@@ -329,5 +390,7 @@ function placeholder(): World {
     extraId: id,
     newcomerId: id,
     ownerKeyId: id,
+    snapshotId: id,
+    branchId: id,
   };
 }

@@ -34,6 +34,11 @@ export const ERROR_CATALOG = {
   no_active_run: spec(409, 'This session has no run in progress.'),
   // Optimistic concurrency on the author's file saves (expected_version is not the current one).
   version_conflict: spec(409, 'The file changed since you opened it; reload it and try again.'),
+  // Undo / restore / branch switch over changes made since (docs/kernel.md "Snapshots and undo").
+  restore_conflict: spec(
+    409,
+    'Some files changed since then; restoring would undo those changes. Review them or restore with force.',
+  ),
   // Members and accounts (README "HTTP API").
   member_exists: spec(409, 'That person is already a member of this project.'),
   email_taken: spec(409, 'An account with this e-mail address already exists.'),

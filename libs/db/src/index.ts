@@ -8,6 +8,18 @@ export {
   saveAiBody,
 } from './ai-writes.ts';
 export {
+  activePathMessages,
+  type Branch,
+  createBranch,
+  ensureActiveBranch,
+  forkSnapshotRun,
+  getBranch,
+  listBranches,
+  type PathMessage,
+  setActiveBranch,
+  setBranchHead,
+} from './branches.ts';
+export {
   type FileSearchHit,
   type FileSummary,
   getFileContents,
@@ -108,6 +120,8 @@ export {
   grantCredits,
   type QuotaAccount,
 } from './quota.ts';
+export { type RestoredFile, type RestoreOutcome, restoreSnapshot, undoRun } from './restore.ts';
+export { type ChangedBy, type FileStep, planRestore, type RestoreConflict } from './restore-plan.ts';
 export {
   closeWaitingRuns,
   deleteEmptyFiles,
@@ -174,6 +188,18 @@ export {
   setSkillEnabled,
   skillReadUsage,
 } from './skills.ts';
+export {
+  currentProjectState,
+  fileTextAt,
+  getRunStartSnapshot,
+  getSnapshot,
+  listSnapshotsPage,
+  type Snapshot,
+  type SnapshotFile,
+  type SnapshotKind,
+  type SnapshotState,
+  takeSnapshot,
+} from './snapshots.ts';
 export { loadStepJournal, type StepJournal, saveStepJournal } from './step-journals.ts';
 export { isTransientDbError, type RetryPolicy, retryDelay, retryTransient } from './transient.ts';
 export {

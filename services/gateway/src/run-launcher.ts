@@ -22,6 +22,7 @@ import {
   getProjectForUser,
   getSessionForUser,
   setSessionPhase,
+  takeSnapshot,
   type User,
   withTransaction,
 } from '@quill/db';
@@ -120,6 +121,13 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
           userId: user.id,
           generationMode: body.generation_mode,
           apiKeyId: credential.apiKeyId ?? null,
+        });
+        // The state the run starts from, so it can be undone (docs/kernel.md "Snapshots and undo").
+        await takeSnapshot(client, {
+          projectId: body.project_id,
+          kind: 'run_start',
+          runId,
+          createdBy: user.id,
         });
         const appended = await appendMessage(client, {
           sessionId: session.sessionId,
