@@ -144,5 +144,7 @@ export const ErrorResponse = z.strictObject({
     retryable: z.boolean(),
     fields: z.record(z.string(), z.array(z.string())).optional(),
   }),
+  /** On a rev conflict (docs/kernel.md "Commits with rev"): the value and rev that stand now. */
+  current: z.record(z.string(), z.unknown()).optional(),
 });
 export type ErrorResponse = z.infer<typeof ErrorResponse>;

@@ -8,6 +8,42 @@ export {
   saveAiBody,
 } from './ai-writes.ts';
 export {
+  type ArtifactDecision,
+  acceptArtifact,
+  linkRevisionRun,
+  rejectArtifact,
+  requestArtifactRevision,
+} from './artifact-decisions.ts';
+export {
+  type Artifact,
+  type ArtifactAcceptance,
+  type ArtifactFinding,
+  type ArtifactPlacement,
+  type ArtifactState,
+  attachReviewFindings,
+  findDraftArtifact,
+  getArtifact,
+  getArtifactAcceptance,
+  listArtifacts,
+  listUnacceptedTexts,
+  OPEN_ARTIFACT_STATES,
+  recordAiArtifact,
+  runAwaitsAcceptance,
+  setArtifactAcceptance,
+  stepOfWriteKey,
+  type UnacceptedText,
+} from './artifacts.ts';
+export {
+  type CommitOutcome,
+  commitProjectNotes,
+  listStateCommits,
+  mayCommit,
+  type StateCommit,
+  type StateKey,
+  type StateWriter,
+} from './state-commits.ts';
+export { mergeText, type TextMerge } from './state-merge.ts';
+export {
   type FileSearchHit,
   type FileSummary,
   getFileContents,
@@ -16,6 +52,7 @@ export {
   listRunWrittenFileIds,
   searchFiles,
   setFileVisibility,
+  type UnacceptedState,
 } from './context-files.ts';
 export { insertContextTrace, listContextTraces, type StoredContextTrace } from './context-traces.ts';
 export { type ExternalIdentity, userForExternalIdentity } from './external-identities.ts';

@@ -1,5 +1,5 @@
 import type { ContextTier, TraceExcluded, TraceLoaded } from '@quill/contracts';
-import { getFileContents } from '@quill/db';
+import { getFileContents, type UnacceptedState } from '@quill/db';
 import type { Pool } from 'pg';
 import {
   type Allocation,
@@ -19,6 +19,8 @@ import { placeSnippets, retrieveSnippets } from './retrieval.ts';
  */
 export interface VisibleFile extends IndexedFile {
   permission: string;
+  /** An AI text the author has not accepted yet: labelled a draft (render.ts DRAFT_LABELS). */
+  unaccepted?: UnacceptedState | null;
 }
 
 export interface AssembleInput {
@@ -104,8 +106,14 @@ export async function assembleContext(input: AssembleInput): Promise<AssembledCo
     }
     const full = allocation.status === 'full';
     const header = full
-      ? fullHeader(file.title, file.id)
-      : truncatedHeader(file.title, file.id, allocation.shown.length, content.length);
+      ? fullHeader(file.title, file.id, byId.get(file.id)?.unaccepted)
+      : truncatedHeader(
+          file.title,
+          file.id,
+          allocation.shown.length,
+          content.length,
+          byId.get(file.id)?.unaccepted,
+        );
     blocks.push({
       tier: candidate.tier,
       text: itemBlock(header, allocation.shown),

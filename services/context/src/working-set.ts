@@ -1,5 +1,5 @@
 import type { TraceExcluded, TraceLoaded } from '@quill/contracts';
-import { getFileContents, type HistoryMessage } from '@quill/db';
+import { getFileContents, type HistoryMessage, type UnacceptedState } from '@quill/db';
 import type { Pool } from 'pg';
 import type { TokenCounter } from './budget.ts';
 import { parseBreadcrumbs } from './history.ts';
@@ -49,7 +49,7 @@ export async function buildWorkingSet(input: {
   pool: Pool;
   projectId: string;
   recent: readonly HistoryMessage[];
-  visible: ReadonlyMap<string, { title: string; permission: string }>;
+  visible: ReadonlyMap<string, { title: string; permission: string; unaccepted?: UnacceptedState | null }>;
   settings: WorkingSetSettings;
   count: TokenCounter;
 }): Promise<WorkingSet> {
@@ -84,7 +84,7 @@ export async function buildWorkingSet(input: {
     }
     chars += content.length;
     result.ids.add(id);
-    const header = fullHeader(file.title, id);
+    const header = fullHeader(file.title, id, file.unaccepted);
     result.blocks.push(itemBlock(header, content));
     result.loaded.push({
       ...base,

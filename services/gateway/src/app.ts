@@ -17,6 +17,7 @@ import { installRateLimit } from './rate-limit.ts';
 import { registerAccountRoutes } from './routes/accounts.ts';
 import { registerAgentRoutes } from './routes/agent.ts';
 import { registerAgentControlRoutes } from './routes/agent-control.ts';
+import { registerArtifactRoutes } from './routes/artifacts.ts';
 import { registerBillingRoutes } from './routes/billing.ts';
 import { registerContextTraceRoutes } from './routes/context-trace.ts';
 import { registerFileVisibilityRoutes } from './routes/file-visibility.ts';
@@ -145,6 +146,7 @@ export async function buildGatewayApp(dependencies: GatewayDependencies): Promis
         registerBillingRoutes(authenticated, dependencies);
         registerSuggestRoutes(authenticated, dependencies);
         registerFileRoutes(authenticated, dependencies);
+        registerArtifactRoutes(authenticated, dependencies);
         registerContextTraceRoutes(authenticated, dependencies);
         registerFileVisibilityRoutes(authenticated, dependencies);
         registerProjectRoutes(authenticated, dependencies);
