@@ -312,31 +312,50 @@ export const API_ROUTES: readonly ApiRoute[] = [
     params: RunIdParams,
     success: ok(RunArtifactsResponse),
   }),
-  route('POST', '/projects/:projectId/artifacts/:artifactId/accept', "Accept an artifact as the file's text", {
-    params: ProjectArtifactParams,
-    body: AcceptArtifactBody,
-    success: ok(ArtifactDecisionResponse),
-  }),
-  route('POST', '/projects/:projectId/artifacts/:artifactId/reject', 'Reject an artifact (the previous text stays)', {
-    params: ProjectArtifactParams,
-    body: RejectArtifactBody,
-    success: ok(ArtifactDecisionResponse),
-  }),
+  route(
+    'POST',
+    '/projects/:projectId/artifacts/:artifactId/accept',
+    "Accept an artifact as the file's text",
+    {
+      params: ProjectArtifactParams,
+      body: AcceptArtifactBody,
+      success: ok(ArtifactDecisionResponse),
+    },
+  ),
+  route(
+    'POST',
+    '/projects/:projectId/artifacts/:artifactId/reject',
+    'Reject an artifact (the previous text stays)',
+    {
+      params: ProjectArtifactParams,
+      body: RejectArtifactBody,
+      success: ok(ArtifactDecisionResponse),
+    },
+  ),
   route(
     'POST',
     '/projects/:projectId/artifacts/:artifactId/request-revision',
     'Ask for a revision with a comment (starts a revision run)',
-    { params: ProjectArtifactParams, body: RequestRevisionBody, success: { status: 202, body: RevisionResponse } },
+    {
+      params: ProjectArtifactParams,
+      body: RequestRevisionBody,
+      success: { status: 202, body: RevisionResponse },
+    },
   ),
   route('GET', '/projects/:projectId/settings', "The project's acceptance setting", {
     params: ProjectIdParams,
     success: ok(ProjectSettingsResponse),
   }),
-  route('PUT', '/projects/:projectId/settings', 'Review AI texts before they count, or accept them as saved', {
-    params: ProjectIdParams,
-    body: ProjectSettingsBody,
-    success: ok(ProjectSettingsResponse),
-  }),
+  route(
+    'PUT',
+    '/projects/:projectId/settings',
+    'Review AI texts before they count, or accept them as saved',
+    {
+      params: ProjectIdParams,
+      body: ProjectSettingsBody,
+      success: ok(ProjectSettingsResponse),
+    },
+  ),
   route('GET', '/sessions/:sessionId/definitions', 'The role definitions a session is pinned to', {
     params: SessionIdParams,
     success: ok(SessionDefinitionsResponse),

@@ -5,7 +5,13 @@ import { int4, storableText } from './text.ts';
  * Artifacts and acceptance, definitions and commits (docs/kernel.md): the HTTP bodies of the
  * runtime kernel's records.
  */
-export const ArtifactState = z.enum(['drafted', 'under_review', 'accepted', 'rejected', 'revision_requested']);
+export const ArtifactState = z.enum([
+  'drafted',
+  'under_review',
+  'accepted',
+  'rejected',
+  'revision_requested',
+]);
 export const ArtifactAcceptance = z.enum(['auto', 'review']);
 
 export const ProjectArtifactParams = z.object({ projectId: z.uuid(), artifactId: z.uuid() });
@@ -29,7 +35,13 @@ export const ArtifactView = z.object({
   decided_by: z.string().nullable(),
   comment: z.string().nullable(),
   findings: z.array(
-    z.object({ run_id: z.string(), step: z.number().int(), role: z.string(), text: z.string(), at: z.string() }),
+    z.object({
+      run_id: z.string(),
+      step: z.number().int(),
+      role: z.string(),
+      text: z.string(),
+      at: z.string(),
+    }),
   ),
   revision_run_id: z.string().nullable(),
   created_at: z.string(),

@@ -6,7 +6,14 @@ import {
   toArtifact,
 } from './artifacts.ts';
 import { saveFileContentIfVersion } from './file-edits.ts';
-import { FILE_COLUMNS, type FileRow, getFileVersion, type ProjectFile, softDeleteFile, toFile } from './files.ts';
+import {
+  FILE_COLUMNS,
+  type FileRow,
+  getFileVersion,
+  type ProjectFile,
+  softDeleteFile,
+  toFile,
+} from './files.ts';
 import { isUuid } from './ids.ts';
 import type { Queryable } from './pool.ts';
 
@@ -78,7 +85,10 @@ export async function acceptArtifact(
  * version's text back as a new version (history keeps the rejected one); a draft is removed and
  * the original, never touched, stays as it is.
  */
-export async function rejectArtifact(db: Queryable, input: DecisionInput & { comment?: string }): Promise<ArtifactDecision> {
+export async function rejectArtifact(
+  db: Queryable,
+  input: DecisionInput & { comment?: string },
+): Promise<ArtifactDecision> {
   const artifact = await lockArtifact(db, input.projectId, input.artifactId);
   if (!artifact) return { kind: 'not_found' };
   if (!OPEN_ARTIFACT_STATES.includes(artifact.state)) return { kind: 'not_open', artifact };

@@ -13,7 +13,11 @@ export type ArtifactPlacement = 'in_file' | 'draft';
 export type ArtifactAcceptance = 'auto' | 'review';
 
 /** States in which an artifact is not yet the fact: the compiler labels its text a draft. */
-export const OPEN_ARTIFACT_STATES: readonly ArtifactState[] = ['drafted', 'under_review', 'revision_requested'];
+export const OPEN_ARTIFACT_STATES: readonly ArtifactState[] = [
+  'drafted',
+  'under_review',
+  'revision_requested',
+];
 
 export interface ArtifactFinding {
   run_id: string;
@@ -134,7 +138,11 @@ export async function recordAiArtifact(db: Queryable, input: AiArtifactInput): P
   );
 }
 
-export async function getArtifact(db: Queryable, projectId: string, artifactId: string): Promise<Artifact | null> {
+export async function getArtifact(
+  db: Queryable,
+  projectId: string,
+  artifactId: string,
+): Promise<Artifact | null> {
   if (!isUuid(projectId) || !isUuid(artifactId)) return null;
   const { rows } = await db.query<ArtifactRow>(
     `SELECT ${ARTIFACT_COLUMNS} FROM artifacts a WHERE a.project_id = $1 AND a.id = $2`,
@@ -202,7 +210,12 @@ export async function listUnacceptedTexts(
 ): Promise<Map<string, UnacceptedText>> {
   const found = new Map<string, UnacceptedText>();
   if (!isUuid(projectId)) return found;
-  const { rows } = await db.query<{ id: string; state: ArtifactState; placement: ArtifactPlacement; text_file_id: string }>(
+  const { rows } = await db.query<{
+    id: string;
+    state: ArtifactState;
+    placement: ArtifactPlacement;
+    text_file_id: string;
+  }>(
     `SELECT DISTINCT ON (a.text_file_id) a.id, a.state, a.placement, a.text_file_id
      FROM artifacts a JOIN files f ON f.id = a.text_file_id
      WHERE a.project_id = $1 AND a.state = ANY($2::text[]) AND NOT f.deleted

@@ -34,16 +34,6 @@ export {
   type UnacceptedText,
 } from './artifacts.ts';
 export {
-  type CommitOutcome,
-  commitProjectNotes,
-  listStateCommits,
-  mayCommit,
-  type StateCommit,
-  type StateKey,
-  type StateWriter,
-} from './state-commits.ts';
-export { mergeText, type TextMerge } from './state-merge.ts';
-export {
   type FileSearchHit,
   type FileSummary,
   getFileContents,
@@ -55,6 +45,20 @@ export {
   type UnacceptedState,
 } from './context-files.ts';
 export { insertContextTrace, listContextTraces, type StoredContextTrace } from './context-traces.ts';
+export {
+  buildRoleDefinition,
+  type DefinitionSettings,
+  definitionHash,
+  listRunDefinitions,
+  type PinnedDefinition,
+  pinnedRolePrompt,
+  pinSessionDefinitions,
+  type RoleDefinition,
+  resolveRunDefinition,
+  seedRoleDefinition,
+  sessionDefinitions,
+  upgradeSessionDefinitions,
+} from './definitions.ts';
 export { type ExternalIdentity, userForExternalIdentity } from './external-identities.ts';
 export {
   type FileTextMatch,
@@ -209,6 +213,16 @@ export {
   setSkillEnabled,
   skillReadUsage,
 } from './skills.ts';
+export {
+  type CommitOutcome,
+  commitProjectNotes,
+  listStateCommits,
+  mayCommit,
+  type StateCommit,
+  type StateKey,
+  type StateWriter,
+} from './state-commits.ts';
+export { mergeText, type TextMerge } from './state-merge.ts';
 export { loadStepJournal, type StepJournal, saveStepJournal } from './step-journals.ts';
 export { isTransientDbError, type RetryPolicy, retryDelay, retryTransient } from './transient.ts';
 export {

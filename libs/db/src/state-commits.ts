@@ -56,7 +56,8 @@ export async function commitProjectNotes(
   let merged = false;
   if (input.baseRev !== rev) {
     const base = input.baseRev < rev ? await committedValue(db, input.projectId, input.baseRev) : null;
-    const outcome = base === null ? { kind: 'conflict' as const } : mergeText(base, stored.notes, input.value);
+    const outcome =
+      base === null ? { kind: 'conflict' as const } : mergeText(base, stored.notes, input.value);
     if (outcome.kind === 'conflict' || outcome.value.length > (input.maxChars ?? Number.POSITIVE_INFINITY)) {
       return { kind: 'conflict', rev, value: stored.notes };
     }

@@ -1,4 +1,11 @@
-import { findAiWrite, lockFile, type ProjectFile, recordAiArtifact, saveFileContent, withRunFence } from '@quill/db';
+import {
+  findAiWrite,
+  lockFile,
+  type ProjectFile,
+  recordAiArtifact,
+  saveFileContent,
+  withRunFence,
+} from '@quill/db';
 import { z } from 'zod';
 import { authorEditsSinceAi, touchesAuthorEdits } from './author-changes.ts';
 import { failure, fenceOf, ok, recordOwnWrite, type ToolResult, type ToolSpec, writeKeyOf } from './types.ts';

@@ -20,6 +20,7 @@ import { registerAgentControlRoutes } from './routes/agent-control.ts';
 import { registerArtifactRoutes } from './routes/artifacts.ts';
 import { registerBillingRoutes } from './routes/billing.ts';
 import { registerContextTraceRoutes } from './routes/context-trace.ts';
+import { registerDefinitionRoutes } from './routes/definitions.ts';
 import { registerFileVisibilityRoutes } from './routes/file-visibility.ts';
 import { registerFileRoutes } from './routes/files.ts';
 import { registerHealthRoutes } from './routes/health.ts';
@@ -147,6 +148,7 @@ export async function buildGatewayApp(dependencies: GatewayDependencies): Promis
         registerSuggestRoutes(authenticated, dependencies);
         registerFileRoutes(authenticated, dependencies);
         registerArtifactRoutes(authenticated, dependencies);
+        registerDefinitionRoutes(authenticated, dependencies);
         registerContextTraceRoutes(authenticated, dependencies);
         registerFileVisibilityRoutes(authenticated, dependencies);
         registerProjectRoutes(authenticated, dependencies);

@@ -69,7 +69,12 @@ export function registerArtifactRoutes(app: FastifyInstance, dependencies: Gatew
     const user = requireUser(request);
     await requireProjectRole(pool, user.id, projectId, WRITERS);
     const decision = await withTransaction(pool, (client) =>
-      acceptArtifact(client, { projectId, artifactId, userId: user.id, expectedVersion: body.expected_version }),
+      acceptArtifact(client, {
+        projectId,
+        artifactId,
+        userId: user.id,
+        expectedVersion: body.expected_version,
+      }),
     );
     return { artifact: artifactView(decided(decision)) };
   });
@@ -93,48 +98,52 @@ export function registerArtifactRoutes(app: FastifyInstance, dependencies: Gatew
   // The revision run is an ordinary run (credits, session lock, one terminal frame): started
   // first, so a refused start (busy session, no credits) changes nothing; the client follows it
   // with GET /agent/runs/:runId/stream.
-  app.post('/projects/:projectId/artifacts/:artifactId/request-revision', modelRouteLimit, async (request, reply) => {
-    const { projectId, artifactId } = parseInput(ProjectArtifactParams, request.params);
-    const body = parseInput(RequestRevisionBody, request.body);
-    const user = requireUser(request);
-    await requireProjectRole(pool, user.id, projectId, WRITERS);
-    const artifact = await getArtifact(pool, projectId, artifactId);
-    if (!artifact) throw new QuillError('not_found');
-    if (!['drafted', 'under_review', 'revision_requested'].includes(artifact.state)) {
-      throw new QuillError('artifact_not_open');
-    }
-    const origin = artifact.runId ? await getRun(pool, artifact.runId) : null;
-    const file = await getFile(pool, projectId, artifact.textFileId);
-    const run = await launch(
-      user,
-      {
-        project_id: projectId,
-        ...(origin && origin.userId === user.id ? { session_id: origin.sessionId } : {}),
-        message: revisionMessage(file?.title ?? '', artifact.textFileId, body.comment),
-        ...(file ? { focus_file_id: file.id } : {}),
-        attached_file_ids: [],
-        generation_mode: origin?.generationMode ?? 'fast',
-        ui_language: 'zh',
-      },
-      request.log,
-      { apiKeyId: request.apiKeyId },
-    );
-    const decision = await withTransaction(pool, async (client) => {
-      const outcome = await requestArtifactRevision(client, {
-        projectId,
-        artifactId,
-        userId: user.id,
-        comment: body.comment,
+  app.post(
+    '/projects/:projectId/artifacts/:artifactId/request-revision',
+    modelRouteLimit,
+    async (request, reply) => {
+      const { projectId, artifactId } = parseInput(ProjectArtifactParams, request.params);
+      const body = parseInput(RequestRevisionBody, request.body);
+      const user = requireUser(request);
+      await requireProjectRole(pool, user.id, projectId, WRITERS);
+      const artifact = await getArtifact(pool, projectId, artifactId);
+      if (!artifact) throw new QuillError('not_found');
+      if (!['drafted', 'under_review', 'revision_requested'].includes(artifact.state)) {
+        throw new QuillError('artifact_not_open');
+      }
+      const origin = artifact.runId ? await getRun(pool, artifact.runId) : null;
+      const file = await getFile(pool, projectId, artifact.textFileId);
+      const run = await launch(
+        user,
+        {
+          project_id: projectId,
+          ...(origin && origin.userId === user.id ? { session_id: origin.sessionId } : {}),
+          message: revisionMessage(file?.title ?? '', artifact.textFileId, body.comment),
+          ...(file ? { focus_file_id: file.id } : {}),
+          attached_file_ids: [],
+          generation_mode: origin?.generationMode ?? 'fast',
+          ui_language: 'zh',
+        },
+        request.log,
+        { apiKeyId: request.apiKeyId },
+      );
+      const decision = await withTransaction(pool, async (client) => {
+        const outcome = await requestArtifactRevision(client, {
+          projectId,
+          artifactId,
+          userId: user.id,
+          comment: body.comment,
+        });
+        if (outcome.kind === 'decided') await linkRevisionRun(client, artifactId, run.runId);
+        return outcome;
       });
-      if (outcome.kind === 'decided') await linkRevisionRun(client, artifactId, run.runId);
-      return outcome;
-    });
-    const recorded = { ...decided(decision), revisionRunId: run.runId };
-    request.log.info({ artifact_id: artifactId, run_id: run.runId }, 'revision run started');
-    return reply
-      .code(202)
-      .send({ artifact: artifactView(recorded), run_id: run.runId, session_id: run.sessionId });
-  });
+      const recorded = { ...decided(decision), revisionRunId: run.runId };
+      request.log.info({ artifact_id: artifactId, run_id: run.runId }, 'revision run started');
+      return reply
+        .code(202)
+        .send({ artifact: artifactView(recorded), run_id: run.runId, session_id: run.sessionId });
+    },
+  );
 
   app.get('/projects/:projectId/settings', async (request) => {
     const { projectId } = parseInput(ProjectIdParams, request.params);

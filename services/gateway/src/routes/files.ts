@@ -11,8 +11,8 @@ import {
 import {
   acceptArtifact,
   createFile,
-  findDraftArtifact,
   type FileVersion,
+  findDraftArtifact,
   getFile,
   getFileVersion,
   getProjectForUser,

@@ -1,8 +1,8 @@
 import {
   CreateProjectBody,
   ListProjectsQuery,
-  ProjectIdParams,
   PROJECT_NOTES_MAX_CHARS,
+  ProjectIdParams,
   ProjectNotesBody,
   QuillError,
   UpdateProjectBody,
