@@ -8,6 +8,8 @@ import {
   createRun,
   createSession,
   finishRun,
+  listArtifacts,
+  recordAiArtifact,
 } from '@quill/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Call, newUser } from '../support/product-client.ts';
@@ -76,7 +78,20 @@ async function world() {
   await appendMessage(stack.pool, { sessionId: session.sessionId, runId, role: 'user', content: '写' });
   await finishRun(stack.pool, runId, { phase: 'done', stopReason: 'completed' });
   const ownerKey = await createApiKey(stack.pool, people.owner.id, 'acl');
+  // An AI write of the run awaiting acceptance (docs/kernel.md "Artifacts and acceptance").
+  await stack.pool.query("UPDATE projects SET artifact_acceptance = 'review' WHERE id = $1", [project.id]);
+  await recordAiArtifact(stack.pool, {
+    projectId: project.id,
+    runId,
+    fileId: file.id,
+    textFileId: file.id,
+    placement: 'in_file',
+    version: 1,
+    baseVersion: 0,
+  });
+  const [artifact] = await listArtifacts(stack.pool, { runId });
   return {
+    artifactId: artifact!.id,
     projectId: project.id,
     fileId: file.id,
     draftId: draft.id,
@@ -197,6 +212,42 @@ const CASES: Case[] = [
     expect: write(200),
   },
   {
+    route: 'GET /projects/:projectId/artifacts',
+    request: (w) => ({ path: `${P(w)}/artifacts?state=open` }),
+    expect: read,
+  },
+  {
+    route: 'GET /agent/runs/:runId/artifacts',
+    request: (w) => ({ path: `/agent/runs/${w.runId}/artifacts` }),
+    expect: ownItem(200),
+  },
+  {
+    route: 'POST /projects/:projectId/artifacts/:artifactId/accept',
+    request: (w) => ({ path: `${P(w)}/artifacts/${w.artifactId}/accept`, body: {} }),
+    expect: write(200),
+  },
+  {
+    route: 'POST /projects/:projectId/artifacts/:artifactId/reject',
+    request: (w) => ({ path: `${P(w)}/artifacts/${w.artifactId}/reject`, body: { comment: '不要' } }),
+    expect: write(200),
+  },
+  { route: 'GET /projects/:projectId/settings', request: (w) => ({ path: `${P(w)}/settings` }), expect: read },
+  {
+    route: 'PUT /projects/:projectId/settings',
+    request: (w) => ({ path: `${P(w)}/settings`, body: { artifact_acceptance: 'auto' } }),
+    expect: write(200),
+  },
+  {
+    route: 'GET /sessions/:sessionId/definitions',
+    request: (w) => ({ path: `/sessions/${w.sessionId}/definitions` }),
+    expect: ownItem(200),
+  },
+  {
+    route: 'POST /sessions/:sessionId/definitions/upgrade',
+    request: (w) => ({ path: `/sessions/${w.sessionId}/definitions/upgrade` }),
+    expect: ownItem(200),
+  },
+  {
     route: 'GET /sessions/:sessionId',
     request: (w) => ({ path: `/sessions/${w.sessionId}` }),
     expect: ownItem(200),
@@ -278,6 +329,8 @@ const ELSEWHERE: Record<string, string> = {
   'POST /agent/stop': 'a live run: run-control.test.ts',
   'POST /agent/steer': 'a live run: run-control.test.ts',
   'POST /agent/suggest': 'a model call: llm-failover.test.ts',
+  'POST /projects/:projectId/artifacts/:artifactId/request-revision':
+    'starts a run: artifacts.test.ts (viewer 403, stranger 404)',
   'POST /projects/import': 'a zip body, makes a project of the caller: product-transfer.test.ts',
   'POST /skills/import': "the caller's own skills: context-memory.test.ts",
   'PATCH /skills/:name': "the caller's own skills: context-memory.test.ts",
@@ -321,6 +374,7 @@ describe('ACL: every route × owner / editor / viewer / stranger', () => {
 function placeholder(): World {
   const id = '00000000-0000-4000-8000-000000000000';
   return {
+    artifactId: id,
     projectId: id,
     fileId: id,
     draftId: id,
