@@ -231,7 +231,11 @@ const CASES: Case[] = [
     request: (w) => ({ path: `${P(w)}/artifacts/${w.artifactId}/reject`, body: { comment: '不要' } }),
     expect: write(200),
   },
-  { route: 'GET /projects/:projectId/settings', request: (w) => ({ path: `${P(w)}/settings` }), expect: read },
+  {
+    route: 'GET /projects/:projectId/settings',
+    request: (w) => ({ path: `${P(w)}/settings` }),
+    expect: read,
+  },
   {
     route: 'PUT /projects/:projectId/settings',
     request: (w) => ({ path: `${P(w)}/settings`, body: { artifact_acceptance: 'auto' } }),
@@ -330,7 +334,7 @@ const ELSEWHERE: Record<string, string> = {
   'POST /agent/steer': 'a live run: run-control.test.ts',
   'POST /agent/suggest': 'a model call: llm-failover.test.ts',
   'POST /projects/:projectId/artifacts/:artifactId/request-revision':
-    'starts a run: artifacts.test.ts (viewer 403, stranger 404)',
+    'starts a run: kernel-artifacts.test.ts (404, 400, 202); the same owner/editor check as accept',
   'POST /projects/import': 'a zip body, makes a project of the caller: product-transfer.test.ts',
   'POST /skills/import': "the caller's own skills: context-memory.test.ts",
   'PATCH /skills/:name': "the caller's own skills: context-memory.test.ts",

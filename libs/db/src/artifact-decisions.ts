@@ -140,6 +140,16 @@ export async function requestArtifactRevision(
   return { kind: 'decided', artifact: decided, file };
 }
 
+/** Puts an artifact back as it was before a decision whose follow-up failed (a refused run start). */
+export async function undoArtifactDecision(db: Queryable, before: Artifact): Promise<void> {
+  await db.query(
+    `UPDATE artifacts SET state = $2, comment = $3, decided_by = $4, decided_at = $5::timestamptz,
+       decided_by_user = CASE WHEN $4::text IS NULL THEN NULL ELSE decided_by_user END
+     WHERE id = $1`,
+    [before.id, before.state, before.comment, before.decidedBy, before.decidedAt],
+  );
+}
+
 export async function linkRevisionRun(db: Queryable, artifactId: string, runId: string): Promise<void> {
   await db.query('UPDATE artifacts SET revision_run_id = $2 WHERE id = $1', [artifactId, runId]);
 }

@@ -13,6 +13,7 @@ export {
   linkRevisionRun,
   rejectArtifact,
   requestArtifactRevision,
+  undoArtifactDecision,
 } from './artifact-decisions.ts';
 export {
   type Artifact,

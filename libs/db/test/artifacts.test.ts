@@ -35,7 +35,14 @@ async function project(acceptance: 'auto' | 'review') {
   return id;
 }
 
-const body = (projectId: string, fileId: string, runId: string, baseVersion: number, content: string, step = 0) =>
+const body = (
+  projectId: string,
+  fileId: string,
+  runId: string,
+  baseVersion: number,
+  content: string,
+  step = 0,
+) =>
   saveAiBody(database.pool, {
     projectId,
     fileId,
@@ -54,7 +61,12 @@ describe('artifacts on the AI-write path', () => {
     const runId = crypto.randomUUID();
     await body(projectId, file.id, runId, 0, '正文');
     const [artifact] = await listArtifacts(database.pool, { runId });
-    expect(artifact).toMatchObject({ state: 'accepted', decidedBy: 'auto', placement: 'in_file', version: 1 });
+    expect(artifact).toMatchObject({
+      state: 'accepted',
+      decidedBy: 'auto',
+      placement: 'in_file',
+      version: 1,
+    });
     expect(await runAwaitsAcceptance(database.pool, runId)).toBe(false);
     const summary = (await listFileSummaries(database.pool, projectId)).find((item) => item.id === file.id);
     expect(summary?.unaccepted).toBeNull();
@@ -79,13 +91,20 @@ describe('artifacts on the AI-write path', () => {
     const after = (await listFileSummaries(database.pool, projectId)).find((item) => item.id === file.id);
     expect(after?.unaccepted).toBeNull();
     // Accepting twice is refused, not repeated.
-    const again = await decide((client) => acceptArtifact(client, { projectId, artifactId: artifact!.id, userId }));
+    const again = await decide((client) =>
+      acceptArtifact(client, { projectId, artifactId: artifact!.id, userId }),
+    );
     expect(again.kind).toBe('not_open');
   });
 
   it('review: rejecting restores the previous text as a new version; history keeps the rejected one', async () => {
     const projectId = await project('review');
-    const file = await createFile(database.pool, { projectId, title: '三', fileType: 'draft', content: '作者原文' });
+    const file = await createFile(database.pool, {
+      projectId,
+      title: '三',
+      fileType: 'draft',
+      content: '作者原文',
+    });
     const runId = crypto.randomUUID();
     await body(projectId, file.id, runId, 1, 'AI 改写');
     const [artifact] = await listArtifacts(database.pool, { runId });
@@ -93,7 +112,10 @@ describe('artifacts on the AI-write path', () => {
       rejectArtifact(client, { projectId, artifactId: artifact!.id, userId, comment: '不要' }),
     );
     expect(rejected).toMatchObject({ kind: 'decided', artifact: { state: 'rejected', comment: '不要' } });
-    expect(await getFile(database.pool, projectId, file.id)).toMatchObject({ content: '作者原文', version: 3 });
+    expect(await getFile(database.pool, projectId, file.id)).toMatchObject({
+      content: '作者原文',
+      version: 3,
+    });
   });
 
   it('review: an author save after the AI write wins; accepting or rejecting the old artifact is a conflict', async () => {
@@ -106,7 +128,9 @@ describe('artifacts on the AI-write path', () => {
     const summary = (await listFileSummaries(database.pool, projectId)).find((item) => item.id === file.id);
     expect(summary?.unaccepted).toBeNull();
     for (const decideIt of [acceptArtifact, rejectArtifact]) {
-      const outcome = await decide((client) => decideIt(client, { projectId, artifactId: artifact!.id, userId }));
+      const outcome = await decide((client) =>
+        decideIt(client, { projectId, artifactId: artifact!.id, userId }),
+      );
       expect(outcome).toMatchObject({ kind: 'conflict', currentVersion: 2 });
     }
     expect(await getFile(database.pool, projectId, file.id)).toMatchObject({ content: '作者改过' });
@@ -120,10 +144,19 @@ describe('artifacts on the AI-write path', () => {
     const saved = await body(projectId, file.id, runId, 0, 'AI 的字');
     expect(saved.kind).toBe('drafted');
     const [artifact] = await listArtifacts(database.pool, { runId });
-    expect(artifact).toMatchObject({ state: 'drafted', placement: 'draft', fileId: file.id, textFileId: saved.fileId });
-    const draftSummary = (await listFileSummaries(database.pool, projectId)).find((item) => item.id === saved.fileId);
+    expect(artifact).toMatchObject({
+      state: 'drafted',
+      placement: 'draft',
+      fileId: file.id,
+      textFileId: saved.fileId,
+    });
+    const draftSummary = (await listFileSummaries(database.pool, projectId)).find(
+      (item) => item.id === saved.fileId,
+    );
     expect(draftSummary?.unaccepted).toBe('drafted');
-    const unnamed = await decide((client) => acceptArtifact(client, { projectId, artifactId: artifact!.id, userId }));
+    const unnamed = await decide((client) =>
+      acceptArtifact(client, { projectId, artifactId: artifact!.id, userId }),
+    );
     expect(unnamed.kind).toBe('expected_version_required');
     const stale = await decide((client) =>
       acceptArtifact(client, { projectId, artifactId: artifact!.id, userId, expectedVersion: 0 }),
@@ -133,7 +166,10 @@ describe('artifacts on the AI-write path', () => {
       acceptArtifact(client, { projectId, artifactId: artifact!.id, userId, expectedVersion: 1 }),
     );
     expect(accepted.kind).toBe('decided');
-    expect(await getFile(database.pool, projectId, file.id)).toMatchObject({ content: 'AI 的字', version: 2 });
+    expect(await getFile(database.pool, projectId, file.id)).toMatchObject({
+      content: 'AI 的字',
+      version: 2,
+    });
     expect(await getFile(database.pool, projectId, saved.fileId)).toBeNull();
   });
 
@@ -151,7 +187,10 @@ describe('artifacts on the AI-write path', () => {
     const revision = await decide((client) =>
       requestArtifactRevision(client, { projectId, artifactId: artifact!.id, userId, comment: '放慢' }),
     );
-    expect(revision).toMatchObject({ kind: 'decided', artifact: { state: 'revision_requested', comment: '放慢' } });
+    expect(revision).toMatchObject({
+      kind: 'decided',
+      artifact: { state: 'revision_requested', comment: '放慢' },
+    });
     const summary = (await listFileSummaries(database.pool, projectId)).find((item) => item.id === file.id);
     expect(summary?.unaccepted).toBe('revision_requested');
   });

@@ -22,11 +22,16 @@ afterAll(async () => {
 });
 
 const commit = (projectId: string, baseRev: number, value: string, writer: StateWriter) =>
-  withTransaction(database.pool, (client) => commitProjectNotes(client, { projectId, baseRev, value, writer }));
+  withTransaction(database.pool, (client) =>
+    commitProjectNotes(client, { projectId, baseRev, value, writer }),
+  );
 
 describe('mergeText', () => {
   it('merges disjoint line changes and refuses overlapping ones', () => {
-    expect(mergeText('a\nb\nc\nd', 'a\nB\nc\nd', 'a\nb\nc\nD')).toEqual({ kind: 'merged', value: 'a\nB\nc\nD' });
+    expect(mergeText('a\nb\nc\nd', 'a\nB\nc\nd', 'a\nb\nc\nD')).toEqual({
+      kind: 'merged',
+      value: 'a\nB\nc\nD',
+    });
     expect(mergeText('a\nb\nc\nd', 'a\nB\nc\nd', 'a\nX\nc\nd')).toEqual({ kind: 'conflict' });
     expect(mergeText('a', 'a', 'b')).toEqual({ kind: 'merged', value: 'b' });
   });
@@ -43,7 +48,9 @@ describe('commitProjectNotes: value + rev + source', () => {
       merged: false,
     });
     // The agent changes the first line at rev 1.
-    expect(await commit(id, 1, '人物：林雨（店主）\n地点：旧书店\n时间：雨夜', agent)).toMatchObject({ rev: 2 });
+    expect(await commit(id, 1, '人物：林雨（店主）\n地点：旧书店\n时间：雨夜', agent)).toMatchObject({
+      rev: 2,
+    });
     // The author, still at rev 1, changes the last line: disjoint, merged.
     const merged = await commit(id, 1, '人物：林雨\n地点：旧书店\n时间：深秋雨夜', author);
     expect(merged).toEqual({
@@ -54,7 +61,11 @@ describe('commitProjectNotes: value + rev + source', () => {
     });
     // Still at rev 1, the same first line the agent changed: refused, nothing written.
     const refused = await commit(id, 1, '人物：陈默\n地点：旧书店\n时间：雨夜', author);
-    expect(refused).toEqual({ kind: 'conflict', rev: 3, value: '人物：林雨（店主）\n地点：旧书店\n时间：深秋雨夜' });
+    expect(refused).toEqual({
+      kind: 'conflict',
+      rev: 3,
+      value: '人物：林雨（店主）\n地点：旧书店\n时间：深秋雨夜',
+    });
     // A rev from the future is never merged.
     expect((await commit(id, 9, 'x', author)).kind).toBe('conflict');
 

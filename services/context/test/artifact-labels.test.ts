@@ -14,7 +14,7 @@ import {
 import type { TestDatabase } from '@quill/db/testing';
 import { createTestDatabase } from '@quill/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DRAFT_LABELS, fullHeader } from '../src/render.ts';
+import { type DRAFT_LABELS, fullHeader } from '../src/render.ts';
 import { compilerFor, createUserIn, newSession, startTurn, type TurnFixture } from './support.ts';
 
 /**
@@ -60,7 +60,11 @@ const decide = <T>(fn: (client: import('pg').PoolClient) => Promise<T>) => withT
 
 describe('the compiler labels AI texts the author has not accepted', () => {
   it('drafted, under review, revision requested: a draft; accepted: [全文]', async () => {
-    const file = await createFile(database.pool, { projectId: fixture.projectId, title: '第一章', fileType: 'draft' });
+    const file = await createFile(database.pool, {
+      projectId: fixture.projectId,
+      title: '第一章',
+      fileType: 'draft',
+    });
     const { runId, artifact } = await aiWrite(file.id, 0, '雨夜，旧书店的门铃响了。');
     const draftHeader = (state: keyof typeof DRAFT_LABELS) => fullHeader('第一章', file.id, state);
 

@@ -25,6 +25,7 @@ import {
   requestArtifactRevision,
   runAwaitsAcceptance,
   setArtifactAcceptance,
+  undoArtifactDecision,
   withTransaction,
 } from '@quill/db';
 import type { FastifyInstance } from 'fastify';
@@ -95,9 +96,9 @@ export function registerArtifactRoutes(app: FastifyInstance, dependencies: Gatew
     return { artifact: artifactView(decided(decision)) };
   });
 
-  // The revision run is an ordinary run (credits, session lock, one terminal frame): started
-  // first, so a refused start (busy session, no credits) changes nothing; the client follows it
-  // with GET /agent/runs/:runId/stream.
+  // The revision run is an ordinary run (credits, session lock, one terminal frame). The request
+  // is recorded first, so the run's context already shows the text as sent back; a refused start
+  // (busy session, no credits) puts the artifact back as it was.
   app.post(
     '/projects/:projectId/artifacts/:artifactId/request-revision',
     modelRouteLimit,
@@ -106,42 +107,40 @@ export function registerArtifactRoutes(app: FastifyInstance, dependencies: Gatew
       const body = parseInput(RequestRevisionBody, request.body);
       const user = requireUser(request);
       await requireProjectRole(pool, user.id, projectId, WRITERS);
-      const artifact = await getArtifact(pool, projectId, artifactId);
-      if (!artifact) throw new QuillError('not_found');
-      if (!['drafted', 'under_review', 'revision_requested'].includes(artifact.state)) {
-        throw new QuillError('artifact_not_open');
-      }
+      const before = await getArtifact(pool, projectId, artifactId);
+      const decision = await withTransaction(pool, (client) =>
+        requestArtifactRevision(client, { projectId, artifactId, userId: user.id, comment: body.comment }),
+      );
+      const artifact = decided(decision);
       const origin = artifact.runId ? await getRun(pool, artifact.runId) : null;
       const file = await getFile(pool, projectId, artifact.textFileId);
-      const run = await launch(
-        user,
-        {
-          project_id: projectId,
-          ...(origin && origin.userId === user.id ? { session_id: origin.sessionId } : {}),
-          message: revisionMessage(file?.title ?? '', artifact.textFileId, body.comment),
-          ...(file ? { focus_file_id: file.id } : {}),
-          attached_file_ids: [],
-          generation_mode: origin?.generationMode ?? 'fast',
-          ui_language: 'zh',
-        },
-        request.log,
-        { apiKeyId: request.apiKeyId },
-      );
-      const decision = await withTransaction(pool, async (client) => {
-        const outcome = await requestArtifactRevision(client, {
-          projectId,
-          artifactId,
-          userId: user.id,
-          comment: body.comment,
-        });
-        if (outcome.kind === 'decided') await linkRevisionRun(client, artifactId, run.runId);
-        return outcome;
-      });
-      const recorded = { ...decided(decision), revisionRunId: run.runId };
+      let run: { runId: string; sessionId: string };
+      try {
+        run = await launch(
+          user,
+          {
+            project_id: projectId,
+            ...(origin && origin.userId === user.id ? { session_id: origin.sessionId } : {}),
+            message: revisionMessage(file?.title ?? '', artifact.textFileId, body.comment),
+            ...(file ? { focus_file_id: file.id } : {}),
+            attached_file_ids: [],
+            generation_mode: origin?.generationMode ?? 'fast',
+            ui_language: 'zh',
+          },
+          request.log,
+          { apiKeyId: request.apiKeyId },
+        );
+      } catch (error) {
+        if (before) await undoArtifactDecision(pool, before);
+        throw error;
+      }
+      await linkRevisionRun(pool, artifactId, run.runId);
       request.log.info({ artifact_id: artifactId, run_id: run.runId }, 'revision run started');
-      return reply
-        .code(202)
-        .send({ artifact: artifactView(recorded), run_id: run.runId, session_id: run.sessionId });
+      return reply.code(202).send({
+        artifact: artifactView({ ...artifact, revisionRunId: run.runId }),
+        run_id: run.runId,
+        session_id: run.sessionId,
+      });
     },
   );
 
