@@ -79,16 +79,27 @@ describe('artifacts and acceptance over HTTP', () => {
     expect(chapter.content).toBe('雨夜，旧书店的门铃响了。');
 
     const runView = await api(`/agent/runs/${first.runId}`);
-    expect(runView.body).toMatchObject({ awaiting_acceptance: true, definitions: { writer: expect.any(Number) } });
+    expect(runView.body).toMatchObject({
+      awaiting_acceptance: true,
+      definitions: { writer: expect.any(Number) },
+    });
     const listed = await api(`/agent/runs/${first.runId}/artifacts`);
     expect(listed.body.awaiting_acceptance).toBe(true);
     const [artifact] = listed.body.artifacts as Array<Record<string, unknown>>;
-    expect(artifact).toMatchObject({ state: 'drafted', placement: 'in_file', file_id: chapter.id, version: 1 });
-
-    const missing = await api(`/projects/${stack.projectId}/artifacts/${crypto.randomUUID()}/request-revision`, {
-      method: 'POST',
-      body: { comment: '节奏放慢' },
+    expect(artifact).toMatchObject({
+      state: 'drafted',
+      placement: 'in_file',
+      file_id: chapter.id,
+      version: 1,
     });
+
+    const missing = await api(
+      `/projects/${stack.projectId}/artifacts/${crypto.randomUUID()}/request-revision`,
+      {
+        method: 'POST',
+        body: { comment: '节奏放慢' },
+      },
+    );
     expect(missing).toMatchObject({ status: 404, body: { error: { code: 'not_found' } } });
     expect(
       (
@@ -100,7 +111,10 @@ describe('artifacts and acceptance over HTTP', () => {
     ).toBe(400);
 
     // The revision run: the writer answers without writing, so we can read what it was shown.
-    stack.fakeLlm.addScript({ match: { role: 'writer' }, responses: [{ text: '我来改。', finish_reason: 'stop' }] });
+    stack.fakeLlm.addScript({
+      match: { role: 'writer' },
+      responses: [{ text: '我来改。', finish_reason: 'stop' }],
+    });
     const revision = await api(`/projects/${stack.projectId}/artifacts/${artifact!.id}/request-revision`, {
       method: 'POST',
       body: { comment: '节奏放慢，多写门铃声' },
@@ -122,7 +136,10 @@ describe('artifacts and acceptance over HTTP', () => {
       method: 'POST',
       body: {},
     });
-    expect(accepted).toMatchObject({ status: 200, body: { artifact: { state: 'accepted', decided_by: 'author' } } });
+    expect(accepted).toMatchObject({
+      status: 200,
+      body: { artifact: { state: 'accepted', decided_by: 'author' } },
+    });
     const again = await api(`/projects/${stack.projectId}/artifacts/${artifact!.id}/accept`, {
       method: 'POST',
       body: {},
@@ -130,9 +147,14 @@ describe('artifacts and acceptance over HTTP', () => {
     expect(again).toMatchObject({ status: 409, body: { error: { code: 'artifact_not_open' } } });
     expect((await api(`/agent/runs/${first.runId}`)).body.awaiting_acceptance).toBe(false);
 
-    stack.fakeLlm.addScript({ match: { role: 'writer' }, responses: [{ text: '好的。', finish_reason: 'stop' }] });
+    stack.fakeLlm.addScript({
+      match: { role: 'writer' },
+      responses: [{ text: '好的。', finish_reason: 'stop' }],
+    });
     const after = await turn('第一章写得怎么样？', first.sessionId);
-    const afterInput = JSON.stringify(stack.fakeLlm.requests({ run_id: after.runId, role: 'writer' })[0]?.body);
+    const afterInput = JSON.stringify(
+      stack.fakeLlm.requests({ run_id: after.runId, role: 'writer' })[0]?.body,
+    );
     expect(afterInput).not.toContain(`第一章 (id=${chapter.id}) [AI 草稿`);
   });
 
@@ -141,12 +163,17 @@ describe('artifacts and acceptance over HTTP', () => {
     const run = await turn('写第二章');
     const chapter = await fileByTitle('第二章');
     expect(chapter.content).toBe('第二章的 AI 正文。');
-    const [artifact] = (await api(`/agent/runs/${run.runId}/artifacts`)).body.artifacts as Array<{ id: string }>;
+    const [artifact] = (await api(`/agent/runs/${run.runId}/artifacts`)).body.artifacts as Array<{
+      id: string;
+    }>;
     const rejected = await api(`/projects/${stack.projectId}/artifacts/${artifact!.id}/reject`, {
       method: 'POST',
       body: { comment: '不要这一版' },
     });
-    expect(rejected).toMatchObject({ status: 200, body: { artifact: { state: 'rejected', comment: '不要这一版' } } });
+    expect(rejected).toMatchObject({
+      status: 200,
+      body: { artifact: { state: 'rejected', comment: '不要这一版' } },
+    });
     expect(await getFile(stack.pool, stack.projectId, chapter.id)).toMatchObject({ content: '', version: 2 });
   });
 });
@@ -171,7 +198,10 @@ describe('definitions and pinning', () => {
 
     const fresh = await turn('新会话聊聊');
     expect(lastInputOf(stack, fresh.runId, 'writer', 0)).toContain(marker);
-    const freshDefinitions = (await api(`/agent/runs/${fresh.runId}`)).body.definitions as Record<string, number>;
+    const freshDefinitions = (await api(`/agent/runs/${fresh.runId}`)).body.definitions as Record<
+      string,
+      number
+    >;
     expect(freshDefinitions.writer).toBe(before.writer! + 1);
 
     const session = await api(`/sessions/${pinned.sessionId}/definitions`);
