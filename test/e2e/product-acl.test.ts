@@ -10,6 +10,8 @@ import {
   createSession,
   ensureActiveBranch,
   finishRun,
+  listArtifacts,
+  recordAiArtifact,
   takeSnapshot,
 } from '@quill/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -88,7 +90,20 @@ async function world() {
     baseSnapshotId: snapshot!.id,
   });
   const ownerKey = await createApiKey(stack.pool, people.owner.id, 'acl');
+  // An AI write of the run awaiting acceptance (docs/kernel.md "Artifacts and acceptance").
+  await stack.pool.query("UPDATE projects SET artifact_acceptance = 'review' WHERE id = $1", [project.id]);
+  await recordAiArtifact(stack.pool, {
+    projectId: project.id,
+    runId,
+    fileId: file.id,
+    textFileId: file.id,
+    placement: 'in_file',
+    version: 1,
+    baseVersion: 0,
+  });
+  const [artifact] = await listArtifacts(stack.pool, { runId });
   return {
+    artifactId: artifact!.id,
     projectId: project.id,
     fileId: file.id,
     draftId: draft.id,
@@ -209,6 +224,46 @@ const CASES: Case[] = [
     route: 'PUT /projects/:projectId/files/:fileId/visibility',
     request: (w) => ({ path: `${F(w)}/visibility`, body: { visibility: 'author_only' } }),
     expect: write(200),
+  },
+  {
+    route: 'GET /projects/:projectId/artifacts',
+    request: (w) => ({ path: `${P(w)}/artifacts?state=open` }),
+    expect: read,
+  },
+  {
+    route: 'GET /agent/runs/:runId/artifacts',
+    request: (w) => ({ path: `/agent/runs/${w.runId}/artifacts` }),
+    expect: ownItem(200),
+  },
+  {
+    route: 'POST /projects/:projectId/artifacts/:artifactId/accept',
+    request: (w) => ({ path: `${P(w)}/artifacts/${w.artifactId}/accept`, body: {} }),
+    expect: write(200),
+  },
+  {
+    route: 'POST /projects/:projectId/artifacts/:artifactId/reject',
+    request: (w) => ({ path: `${P(w)}/artifacts/${w.artifactId}/reject`, body: { comment: '不要' } }),
+    expect: write(200),
+  },
+  {
+    route: 'GET /projects/:projectId/settings',
+    request: (w) => ({ path: `${P(w)}/settings` }),
+    expect: read,
+  },
+  {
+    route: 'PUT /projects/:projectId/settings',
+    request: (w) => ({ path: `${P(w)}/settings`, body: { artifact_acceptance: 'auto' } }),
+    expect: write(200),
+  },
+  {
+    route: 'GET /sessions/:sessionId/definitions',
+    request: (w) => ({ path: `/sessions/${w.sessionId}/definitions` }),
+    expect: ownItem(200),
+  },
+  {
+    route: 'POST /sessions/:sessionId/definitions/upgrade',
+    request: (w) => ({ path: `/sessions/${w.sessionId}/definitions/upgrade` }),
+    expect: ownItem(200),
   },
   {
     route: 'GET /sessions/:sessionId',
@@ -339,6 +394,8 @@ const ELSEWHERE: Record<string, string> = {
   'POST /agent/suggest': 'a model call: llm-failover.test.ts',
   'POST /sessions/:sessionId/regenerate':
     "starts a run: branches.test.ts (another author's session 404); the session's own ACL as the branch routes",
+  'POST /projects/:projectId/artifacts/:artifactId/request-revision':
+    'starts a run: kernel-artifacts.test.ts (404, 400, 202); the same owner/editor check as accept',
   'POST /projects/import': 'a zip body, makes a project of the caller: product-transfer.test.ts',
   'POST /skills/import': "the caller's own skills: context-memory.test.ts",
   'PATCH /skills/:name': "the caller's own skills: context-memory.test.ts",
@@ -382,6 +439,7 @@ describe('ACL: every route × owner / editor / viewer / stranger', () => {
 function placeholder(): World {
   const id = '00000000-0000-4000-8000-000000000000';
   return {
+    artifactId: id,
     projectId: id,
     fileId: id,
     draftId: id,

@@ -13,7 +13,7 @@ import { createRoleTaskHandler } from './role-worker.ts';
 export async function startRoleWorkers(
   runtime: ServiceRuntime,
   roles: readonly AgentRole[],
-  directiveFor: (task: TaskEnvelope) => string,
+  directiveFor: (task: TaskEnvelope) => string | Promise<string>,
 ): Promise<void> {
   const { config, bus, logger } = runtime;
   // Primary / backup with per-session pinning and a breaker shared by every replica.

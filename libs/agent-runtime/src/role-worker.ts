@@ -20,7 +20,7 @@ export interface RoleWorkerDependencies {
   logger: Logger;
   instanceId: string;
   /** The role's own instructions, sent as the run's last input message (docs/agent-behaviour.md step 4). */
-  directiveFor(task: TaskEnvelope): string;
+  directiveFor(task: TaskEnvelope): string | Promise<string>;
   settings: EmitterSettings & {
     maxToolTurns: number;
     heartbeatMs: number;

@@ -74,7 +74,7 @@ export async function runStepTurns(
   if (journal) await restoreToolState(pool, state, journal);
   const prefix: ChatMessage[] = [
     ...task.messages,
-    { role: 'user', content: dependencies.directiveFor(task) },
+    { role: 'user', content: await dependencies.directiveFor(task) },
   ];
   const messages: ChatMessage[] = [...prefix, ...(journal?.messages ?? [])];
   const base: StepBase = {

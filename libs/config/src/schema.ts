@@ -151,6 +151,9 @@ export const ConfigSchema = z.object({
   BILLING_RECONCILE_MIN_AGE_S: int(30),
 
   ROLES: z.string().default('planner,hook_designer,writer'),
+  // Appended to every role prompt the service carries: a deploy-time prompt change without a
+  // rebuild; it makes a new definition version that only new sessions get (docs/kernel.md).
+  ROLE_PROMPT_REVISION: z.string().default(''),
   WORKER_CONCURRENCY: int(8, 1),
   // On SIGTERM a worker lets its in-flight steps finish for this long, then hands the rest back
   // with their journal (docs/ai-writes.md), so another worker continues them at once.

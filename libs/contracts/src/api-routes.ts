@@ -1,4 +1,18 @@
 import type { z } from 'zod';
+import {
+  AcceptArtifactBody,
+  ArtifactDecisionResponse,
+  ArtifactListQuery,
+  ArtifactListResponse,
+  ProjectArtifactParams,
+  ProjectSettingsBody,
+  ProjectSettingsResponse,
+  RejectArtifactBody,
+  RequestRevisionBody,
+  RevisionResponse,
+  RunArtifactsResponse,
+  SessionDefinitionsResponse,
+} from './artifacts.ts';
 import { ContextTraceResponse, FileVisibilityBody } from './context.ts';
 import {
   AcceptDraftBody,
@@ -306,6 +320,67 @@ export const API_ROUTES: readonly ApiRoute[] = [
       body: AcceptDraftBody,
     },
   ),
+  route('GET', '/projects/:projectId/artifacts', "The project's AI artifacts and their acceptance state", {
+    params: ProjectIdParams,
+    query: ArtifactListQuery,
+    success: ok(ArtifactListResponse),
+  }),
+  route('GET', '/agent/runs/:runId/artifacts', "A run's artifacts; whether any await acceptance", {
+    params: RunIdParams,
+    success: ok(RunArtifactsResponse),
+  }),
+  route(
+    'POST',
+    '/projects/:projectId/artifacts/:artifactId/accept',
+    "Accept an artifact as the file's text",
+    {
+      params: ProjectArtifactParams,
+      body: AcceptArtifactBody,
+      success: ok(ArtifactDecisionResponse),
+    },
+  ),
+  route(
+    'POST',
+    '/projects/:projectId/artifacts/:artifactId/reject',
+    'Reject an artifact (the previous text stays)',
+    {
+      params: ProjectArtifactParams,
+      body: RejectArtifactBody,
+      success: ok(ArtifactDecisionResponse),
+    },
+  ),
+  route(
+    'POST',
+    '/projects/:projectId/artifacts/:artifactId/request-revision',
+    'Ask for a revision with a comment (starts a revision run)',
+    {
+      params: ProjectArtifactParams,
+      body: RequestRevisionBody,
+      success: { status: 202, body: RevisionResponse },
+    },
+  ),
+  route('GET', '/projects/:projectId/settings', "The project's acceptance setting", {
+    params: ProjectIdParams,
+    success: ok(ProjectSettingsResponse),
+  }),
+  route(
+    'PUT',
+    '/projects/:projectId/settings',
+    'Review AI texts before they count, or accept them as saved',
+    {
+      params: ProjectIdParams,
+      body: ProjectSettingsBody,
+      success: ok(ProjectSettingsResponse),
+    },
+  ),
+  route('GET', '/sessions/:sessionId/definitions', 'The role definitions a session is pinned to', {
+    params: SessionIdParams,
+    success: ok(SessionDefinitionsResponse),
+  }),
+  route('POST', '/sessions/:sessionId/definitions/upgrade', 'Re-pin a session to the current definitions', {
+    params: SessionIdParams,
+    success: ok(SessionDefinitionsResponse),
+  }),
   route('PUT', '/projects/:projectId/files/:fileId/visibility', 'Which agent roles may see a file', {
     params: ProjectFileParams,
     body: FileVisibilityBody,

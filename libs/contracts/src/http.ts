@@ -152,5 +152,7 @@ export const ErrorResponse = z.strictObject({
     fields: z.record(z.string(), z.array(z.string())).optional(),
     conflicts: z.array(RestoreConflictView).optional(),
   }),
+  /** On a rev conflict (docs/kernel.md "Commits with rev"): the value and rev that stand now. */
+  current: z.record(z.string(), z.unknown()).optional(),
 });
 export type ErrorResponse = z.infer<typeof ErrorResponse>;

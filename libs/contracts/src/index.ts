@@ -1,4 +1,5 @@
 export * from './api-routes.ts';
+export * from './artifacts.ts';
 export * from './chapters.ts';
 export * from './chat.ts';
 export * from './context.ts';

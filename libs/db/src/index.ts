@@ -8,6 +8,33 @@ export {
   saveAiBody,
 } from './ai-writes.ts';
 export {
+  type ArtifactDecision,
+  acceptArtifact,
+  linkRevisionRun,
+  rejectArtifact,
+  requestArtifactRevision,
+  undoArtifactDecision,
+} from './artifact-decisions.ts';
+export {
+  type Artifact,
+  type ArtifactAcceptance,
+  type ArtifactFinding,
+  type ArtifactPlacement,
+  type ArtifactState,
+  attachReviewFindings,
+  findDraftArtifact,
+  getArtifact,
+  getArtifactAcceptance,
+  listArtifacts,
+  listUnacceptedTexts,
+  OPEN_ARTIFACT_STATES,
+  recordAiArtifact,
+  runAwaitsAcceptance,
+  setArtifactAcceptance,
+  stepOfWriteKey,
+  type UnacceptedText,
+} from './artifacts.ts';
+export {
   activePathMessages,
   type Branch,
   createBranch,
@@ -28,8 +55,23 @@ export {
   listRunWrittenFileIds,
   searchFiles,
   setFileVisibility,
+  type UnacceptedState,
 } from './context-files.ts';
 export { insertContextTrace, listContextTraces, type StoredContextTrace } from './context-traces.ts';
+export {
+  buildRoleDefinition,
+  type DefinitionSettings,
+  definitionHash,
+  listRunDefinitions,
+  type PinnedDefinition,
+  pinnedRolePrompt,
+  pinSessionDefinitions,
+  type RoleDefinition,
+  resolveRunDefinition,
+  seedRoleDefinition,
+  sessionDefinitions,
+  upgradeSessionDefinitions,
+} from './definitions.ts';
 export { type ExternalIdentity, userForExternalIdentity } from './external-identities.ts';
 export {
   type FileTextMatch,
@@ -200,6 +242,17 @@ export {
   type SnapshotState,
   takeSnapshot,
 } from './snapshots.ts';
+export {
+  type CommitOutcome,
+  commitProjectNotes,
+  listStateCommits,
+  mayCommit,
+  type StateCommit,
+  type StateKey,
+  type StateWriter,
+} from './state-commits.ts';
+
+export { mergeText, type TextMerge } from './state-merge.ts';
 export { loadStepJournal, type StepJournal, saveStepJournal } from './step-journals.ts';
 export { isTransientDbError, type RetryPolicy, retryDelay, retryTransient } from './transient.ts';
 export {

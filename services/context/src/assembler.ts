@@ -1,5 +1,5 @@
 import type { ContextTier, TraceExcluded, TraceLoaded } from '@quill/contracts';
-import type { FileSearchHit } from '@quill/db';
+import type { FileSearchHit, UnacceptedState } from '@quill/db';
 import {
   type Allocation,
   allocate,
@@ -19,6 +19,8 @@ import { pickSnippets, placeSnippets } from './retrieval.ts';
  */
 export interface VisibleFile extends IndexedFile {
   permission: string;
+  /** An AI text the author has not accepted yet: labelled a draft (render.ts DRAFT_LABELS). */
+  unaccepted?: UnacceptedState | null;
 }
 
 export interface AssemblyRequest {
@@ -122,8 +124,14 @@ export function assembleContext(input: AssembleInput): AssembledContext {
     }
     const full = allocation.status === 'full';
     const header = full
-      ? fullHeader(file.title, file.id)
-      : truncatedHeader(file.title, file.id, allocation.shown.length, content.length);
+      ? fullHeader(file.title, file.id, byId.get(file.id)?.unaccepted)
+      : truncatedHeader(
+          file.title,
+          file.id,
+          allocation.shown.length,
+          content.length,
+          byId.get(file.id)?.unaccepted,
+        );
     blocks.push({
       tier: candidate.tier,
       text: itemBlock(header, allocation.shown),

@@ -108,7 +108,14 @@ export function placeSnippets(
   const shownIds: string[] = [];
   for (const snippet of snippets) {
     const file = files.get(snippet.fileId)!;
-    const header = snippetHeader(file.title, file.id, snippet.start, snippet.end, file.chars);
+    const header = snippetHeader(
+      file.title,
+      file.id,
+      snippet.start,
+      snippet.end,
+      file.chars,
+      file.unaccepted,
+    );
     const tokens = count(header) + count(snippet.text) + 1;
     const base = {
       source: 'retrieval' as const,

@@ -1,5 +1,5 @@
 import type { TraceExcluded, TraceLoaded } from '@quill/contracts';
-import type { HistoryMessage } from '@quill/db';
+import type { HistoryMessage, UnacceptedState } from '@quill/db';
 import type { TokenCounter } from './budget.ts';
 import { parseBreadcrumbs } from './history.ts';
 import { fullHeader, itemBlock } from './render.ts';
@@ -51,7 +51,7 @@ export function workingSetCandidates(
  */
 export function buildWorkingSet(input: {
   recent: readonly HistoryMessage[];
-  visible: ReadonlyMap<string, { title: string; permission: string }>;
+  visible: ReadonlyMap<string, { title: string; permission: string; unaccepted?: UnacceptedState | null }>;
   contents: ReadonlyMap<string, string>;
   settings: WorkingSetSettings;
   count: TokenCounter;
@@ -90,7 +90,7 @@ export function buildWorkingSet(input: {
     }
     chars += content.length;
     result.ids.add(id);
-    const header = fullHeader(file.title, id);
+    const header = fullHeader(file.title, id, file.unaccepted);
     result.blocks.push(itemBlock(header, content));
     result.loaded.push({
       ...base,

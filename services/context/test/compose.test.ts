@@ -29,6 +29,7 @@ const summary = (id: string, title: string, fileType: string, content: string, v
     version: 1,
     createdAt: 't0',
     updatedAt: 't0',
+    unaccepted: null,
   } satisfies FileSummary,
   content,
 });

@@ -21,6 +21,7 @@ import {
   finishRun,
   getProjectForUser,
   getSessionForUser,
+  pinSessionDefinitions,
   setSessionPhase,
   takeSnapshot,
   type User,
@@ -135,6 +136,8 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
           role: 'user',
           content: body.message,
         });
+        // A session runs with the definitions current at its first run (docs/kernel.md).
+        await pinSessionDefinitions(client, session.sessionId);
         await setSessionPhase(client, session.sessionId, 'running');
         const answer = await reservation;
         if (!answer.ok) throw answer.error;

@@ -1,6 +1,6 @@
 import { type Bus, publishFrame } from '@quill/bus';
 import { type FrameOf, frame, msgIds, type RunStartEnvelope } from '@quill/contracts';
-import { deleteEmptyFiles, mergeMessageRouting } from '@quill/db';
+import { attachReviewFindings, deleteEmptyFiles, mergeMessageRouting } from '@quill/db';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { type RoutingDependencies, routeRun } from '../routing/route-run.ts';
@@ -90,6 +90,16 @@ export function createWorkflowRuntime(dependencies: WorkflowRuntimeDependencies)
     outcome: FinishOutcome,
     logger: Logger,
   ): Promise<FinishExtras> {
+    // A reviewer's findings belong to the artifact versions it judged (docs/kernel.md).
+    for (const result of state.results.values()) {
+      if (result.role !== 'quality_reviewer' || result.outcome !== 'completed') continue;
+      await attachReviewFindings(pool, {
+        runId: start.run_id,
+        step: result.step,
+        role: result.role,
+        text: result.final_text,
+      });
+    }
     if (!workflow) return {};
     const closing = closingFor(state, workflow, maxIterations);
     await releaseHeld(start.run_id, closing.release);
