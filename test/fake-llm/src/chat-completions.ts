@@ -97,7 +97,7 @@ export function createChatCompletionsHandler(
     }
     const plan = planCompletion(step, { promptTokens, nextToolCallId: ids.toolCallId });
     const completionId = ids.completionId();
-    const model = body.model ?? settings.model;
+    const model = step.response_model ?? body.model ?? settings.model;
     const reportsUsage =
       plan.sendUsage && (body.stream !== true || body.stream_options?.include_usage === true);
     if (reportsUsage && !plan.disconnect) recorded.usage = plan.usage;

@@ -52,6 +52,8 @@ export const TextStep = z.object({
    * servers do.
    */
   usage_style: z.enum(['openai', 'last_chunk']).optional(),
+  /** The model the chunks name, as a provider answering with a dated variant of the one asked for. */
+  response_model: z.string().min(1).optional(),
   tool_calls: z.array(ScriptedToolCall).optional(),
   finish_reason: z.enum(['stop', 'length', 'tool_calls']).optional(),
   /** Omits the final usage chunk even when the client asked for it. */
