@@ -42,8 +42,6 @@ export function createChunkWriter(
     for (let offset = 0; offset < bytes.length; offset += writeBytes) {
       signal.throwIfAborted();
       await write(bytes.subarray(offset, offset + writeBytes));
-      // A turn of the event loop between pieces, so they leave as separate TCP segments.
-      await new Promise<void>((resolve) => setImmediate(resolve));
     }
   };
   return {
