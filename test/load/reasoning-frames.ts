@@ -8,8 +8,9 @@
  *
  *   node test/load/reasoning-frames.ts [--rates 50,200,0] [--runs 10] [--tokens 2040]
  */
-import type { SseFrame } from '@quill/contracts';
+
 import { parseArgs } from 'node:util';
+import type { SseFrame } from '@quill/contracts';
 import { startBenchStack } from './support/bench-stack.ts';
 import { inWaves } from './support/phases.ts';
 import { loadAverage } from './support/proc.ts';

@@ -42,7 +42,9 @@ describe('reasoning frames', () => {
     const thinking = frames.filter((value) => value.type === 'thinking');
     // A burst goes out at once for its first delta, then in batches of flushBytes characters.
     expect(thinking.length).toBeLessThanOrEqual(1 + Math.ceil(reasoning.length / 512));
-    expect(thinking.map((value) => (value.type === 'thinking' ? value.content : '')).join('')).toBe(reasoning);
+    expect(thinking.map((value) => (value.type === 'thinking' ? value.content : '')).join('')).toBe(
+      reasoning,
+    );
     expect(thinking.every((value) => value.type === 'thinking' && value.agent === 'writer')).toBe(true);
     // Text never joins a thinking frame, and comes after all of the reasoning.
     expect(frames.at(-1)).toMatchObject({ type: 'text', content: '好的，开始写。' });

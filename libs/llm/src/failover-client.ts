@@ -1,7 +1,7 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { RedisClient, RedisKeys } from '@quill/redis';
 import { type BreakerSettings, type CircuitBreaker, createCircuitBreaker } from './circuit-breaker.ts';
 import { createLlmClient, type LlmTimeouts } from './client.ts';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { canFailOver, canRetrySameProvider, isProviderFailure, LlmCallError } from './errors.ts';
 import { trimTranscript } from './intra-run-trimmer.ts';
 import {

@@ -43,7 +43,9 @@ export interface LlmSettings {
 export function providersFromSettings(settings: LlmSettings): LlmProvider[] {
   const primaryWindow = settings.LLM_PRIMARY_MAX_INPUT_TOKENS ?? settings.LLM_MAX_INPUT_TOKENS;
   const output = {
-    ...(settings.LLM_MAX_OUTPUT_TOKENS === undefined ? {} : { maxOutputTokens: settings.LLM_MAX_OUTPUT_TOKENS }),
+    ...(settings.LLM_MAX_OUTPUT_TOKENS === undefined
+      ? {}
+      : { maxOutputTokens: settings.LLM_MAX_OUTPUT_TOKENS }),
     roleMaxOutputTokens: parseRoleCaps(settings.LLM_ROLE_MAX_OUTPUT_TOKENS),
   };
   const providers: LlmProvider[] = [

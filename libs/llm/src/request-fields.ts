@@ -56,8 +56,7 @@ export function requestFields(
       body.prompt_cache_key = opaqueId('cache', `${request.sessionId}:${request.role}`);
     }
   }
-  const sendHeaders =
-    options.quillHeaders === 'auto' ? isLoopback(provider.baseUrl) : options.quillHeaders;
+  const sendHeaders = options.quillHeaders === 'auto' ? isLoopback(provider.baseUrl) : options.quillHeaders;
   const headers: Record<string, string> = sendHeaders
     ? { 'x-quill-role': request.role, 'x-quill-run-id': request.runId }
     : {};

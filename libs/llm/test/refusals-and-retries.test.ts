@@ -116,9 +116,12 @@ describe('retrying the same provider', () => {
       responses: [{ error: { status: 429, retry_after: 120 } }, { text: '不该到这里' }],
     });
 
-    const { error } = await call(rig.client({ providers: primaryOnly(), retry: { defaultMs: 0, capMs: 5_000 } }), {
-      runId,
-    });
+    const { error } = await call(
+      rig.client({ providers: primaryOnly(), retry: { defaultMs: 0, capMs: 5_000 } }),
+      {
+        runId,
+      },
+    );
 
     expect(error).toMatchObject({ kind: 'http', status: 429, retryAfterMs: 120_000 });
     expect(rig.primary.requests({ run_id: runId })).toHaveLength(1);
@@ -185,9 +188,12 @@ describe('a connection reset during reasoning', () => {
       ],
     });
 
-    const { text, attempts } = await call(rig.client({ providers: primaryOnly(), retry: { defaultMs: 0, capMs: 0 } }), {
-      runId,
-    });
+    const { text, attempts } = await call(
+      rig.client({ providers: primaryOnly(), retry: { defaultMs: 0, capMs: 0 } }),
+      {
+        runId,
+      },
+    );
 
     expect(text).toBe('第二次成功。');
     expect(attempts.map((attempt) => [attempt.provider, attempt.outcome])).toEqual([
@@ -200,12 +206,22 @@ describe('a connection reset during reasoning', () => {
     const runId = 'reset-after-text';
     rig.primary.addScript({
       match: { run_id: runId },
-      responses: [{ reasoning: '想好了。', text: '雨夜，旧书店。'.repeat(5), disconnect_after_chars: 4, disconnect_how: 'reset' }],
+      responses: [
+        {
+          reasoning: '想好了。',
+          text: '雨夜，旧书店。'.repeat(5),
+          disconnect_after_chars: 4,
+          disconnect_how: 'reset',
+        },
+      ],
     });
 
-    const { error } = await call(rig.client({ providers: primaryOnly(), retry: { defaultMs: 0, capMs: 0 } }), {
-      runId,
-    });
+    const { error } = await call(
+      rig.client({ providers: primaryOnly(), retry: { defaultMs: 0, capMs: 0 } }),
+      {
+        runId,
+      },
+    );
 
     expect(error).toMatchObject({ kind: 'stream_interrupted', outputStarted: true, reasoningStarted: true });
     expect(rig.primary.requests({ run_id: runId })).toHaveLength(1);

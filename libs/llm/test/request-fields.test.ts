@@ -36,7 +36,9 @@ describe('what a request carries besides the messages', () => {
     rig.primary.addScript({ responses: [{ error: { status: 500 } }, { text: '一' }, { text: '二' }] });
     const client = rig.client({ providers: [hosted, proxy] });
     const ask = (role: string, sessionId: string) =>
-      collectChat(client.streamChat({ messages: [{ role: 'user', content: '你好' }], role, runId: 'rf-1', sessionId }));
+      collectChat(
+        client.streamChat({ messages: [{ role: 'user', content: '你好' }], role, runId: 'rf-1', sessionId }),
+      );
 
     // The first call fails over to the proxy (and pins session-a there); session-b stays on the hosted one.
     await ask('writer', 'session-a');

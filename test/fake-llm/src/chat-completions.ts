@@ -4,9 +4,9 @@ import { ChatRequestBody } from './chat-request.ts';
 import { preciseNow } from './chunk-writer.ts';
 import { planCompletion } from './completion-plan.ts';
 import type { Gates } from './gates.ts';
-import { defaultErrorBody, errorHeaders } from './provider-errors.ts';
 import { headerValue, numericHeader, parseJson, providerError, sendJson } from './http-io.ts';
 import { buildCompletion } from './json-response.ts';
+import { defaultErrorBody, errorHeaders } from './provider-errors.ts';
 import type { RecordedRequest, RequestLog } from './request-log.ts';
 import { defaultStep } from './role-responses.ts';
 import { isErrorStep, type Step } from './script-schema.ts';
@@ -145,7 +145,8 @@ function recordedHeaders(request: IncomingMessage): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(request.headers)) {
     if (value === undefined) continue;
-    headers[name] = name === 'authorization' ? 'Bearer ****' : Array.isArray(value) ? value.join(', ') : value;
+    headers[name] =
+      name === 'authorization' ? 'Bearer ****' : Array.isArray(value) ? value.join(', ') : value;
   }
   return headers;
 }

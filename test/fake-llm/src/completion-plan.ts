@@ -99,6 +99,7 @@ function takeCharacters(tokens: readonly string[], limit: number): string[] {
 export function splitIntoPieces(text: string, size: number): string[] {
   const points = [...text];
   const pieces: string[] = [];
-  for (let index = 0; index < points.length; index += size) pieces.push(points.slice(index, index + size).join(''));
+  for (let index = 0; index < points.length; index += size)
+    pieces.push(points.slice(index, index + size).join(''));
   return pieces;
 }

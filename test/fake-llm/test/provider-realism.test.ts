@@ -60,7 +60,10 @@ describe('deltas and bytes split where real providers split them', () => {
   });
 
   it('write_bytes: 1 sends every byte on its own, breaking inside UTF-8 characters', async () => {
-    fake.addScript({ match: { run_id: 'split-bytes' }, responses: [{ text: '雨夜里的旧书店', write_bytes: 1 }] });
+    fake.addScript({
+      match: { run_id: 'split-bytes' },
+      responses: [{ text: '雨夜里的旧书店', write_bytes: 1 }],
+    });
     const whole = Buffer.concat(await rawStream('split-bytes'));
     // Every socket write is one HTTP chunk: read the chunk framing back.
     const payloads: Buffer[] = [];
@@ -78,14 +81,20 @@ describe('deltas and bytes split where real providers split them', () => {
     expect(payloads.some((payload) => payload[0] === 0xe9)).toBe(true);
     expect(Buffer.concat(payloads).toString('utf8')).toContain('"content":"雨"');
     // And a client reassembles the text exactly.
-    fake.addScript({ match: { run_id: 'split-bytes-sdk' }, responses: [{ text: '雨夜里的旧书店', write_bytes: 1 }] });
+    fake.addScript({
+      match: { run_id: 'split-bytes-sdk' },
+      responses: [{ text: '雨夜里的旧书店', write_bytes: 1 }],
+    });
     expect((await streamCompletion(client, hello, run('split-bytes-sdk'))).text).toBe('雨夜里的旧书店');
   });
 });
 
 describe('usage and reasoning in the shapes providers use', () => {
   it('usage_style last_chunk: no usage: null fields, the usage rides on the finish chunk', async () => {
-    fake.addScript({ match: { run_id: 'usage-last' }, responses: [{ text: '好的', usage_style: 'last_chunk' }] });
+    fake.addScript({
+      match: { run_id: 'usage-last' },
+      responses: [{ text: '好的', usage_style: 'last_chunk' }],
+    });
     const result = await streamCompletion(client, hello, run('usage-last'));
     const last = result.chunks.at(-1)!;
     expect(last.choices[0]?.finish_reason).toBe('stop');
@@ -115,8 +124,13 @@ describe('refusals, rate limits and resets', () => {
     [429, 'rate_limit_exceeded'],
     [503, null],
   ])('answers %i with the error object providers send', async (status, code) => {
-    fake.addScript({ match: { run_id: `status-${status}` }, responses: [{ error: { status, retry_after: 7 } }] });
-    const error = await streamCompletion(client, hello, run(`status-${status}`)).catch((caught: unknown) => caught);
+    fake.addScript({
+      match: { run_id: `status-${status}` },
+      responses: [{ error: { status, retry_after: 7 } }],
+    });
+    const error = await streamCompletion(client, hello, run(`status-${status}`)).catch(
+      (caught: unknown) => caught,
+    );
     expect(error).toBeInstanceOf(APIError);
     expect((error as APIError).status).toBe(status);
     expect((error as APIError).code ?? null).toBe(code);
@@ -131,7 +145,11 @@ describe('refusals, rate limits and resets', () => {
     });
     const response = await fetch(`${fake.url}/chat/completions`, {
       method: 'POST',
-      headers: { authorization: 'Bearer k', 'x-quill-run-id': 'retry-headers', 'content-type': 'application/json' },
+      headers: {
+        authorization: 'Bearer k',
+        'x-quill-run-id': 'retry-headers',
+        'content-type': 'application/json',
+      },
       body: JSON.stringify({ messages: hello }),
     });
     expect(response.status).toBe(429);
@@ -143,7 +161,12 @@ describe('refusals, rate limits and resets', () => {
     fake.addScript({
       match: { run_id: 'reset' },
       responses: [
-        { reasoning: '想'.repeat(50), text: '不会到', disconnect_after_reasoning_chars: 10, disconnect_how: 'reset' },
+        {
+          reasoning: '想'.repeat(50),
+          text: '不会到',
+          disconnect_after_reasoning_chars: 10,
+          disconnect_how: 'reset',
+        },
       ],
     });
     let reasoning = '';
