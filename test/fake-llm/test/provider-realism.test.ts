@@ -31,7 +31,14 @@ function rawStream(runId: string): Promise<Buffer[]> {
           `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
       );
     });
-    socket.on('data', (data) => reads.push(data));
+    // The SSE response keeps the connection alive: the last HTTP chunk (size 0) ends the read.
+    socket.on('data', (data) => {
+      reads.push(data);
+      if (Buffer.concat(reads).includes('\r\n0\r\n\r\n')) {
+        socket.destroy();
+        resolve(reads);
+      }
+    });
     socket.on('end', () => resolve(reads));
     socket.on('error', reject);
   });
