@@ -6,6 +6,7 @@ export * from './envelopes.ts';
 export * from './errors.ts';
 export * from './frames.ts';
 export * from './http.ts';
+export * from './numerals.ts';
 export * from './openapi.ts';
 export * from './product.ts';
 export * from './project-archive.ts';

@@ -23,7 +23,7 @@ export {
 } from './registry.ts';
 export { renameFileTool } from './rename-file.ts';
 export { DEFAULT_SKILL_TOKEN_BUDGET } from './skill-budget.ts';
-export { type BoardTask, chineseNumeral, mentionsUnit, parseUnits } from './task-board.ts';
+export { type BoardTask, mentionsUnit, parseUnits } from './task-board.ts';
 export type {
   PendingFile,
   ReadSnapshot,
