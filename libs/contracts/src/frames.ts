@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { ERROR_CATALOG, ERROR_CODES, type ErrorCode } from './errors.ts';
-import { AgentRole, GenerationMode, WorkflowPlanName } from './roles.ts';
+import { errorMessage } from './error-messages.ts';
+import { ERROR_CATALOG, ERROR_CODES, type ErrorCode, isErrorCode } from './errors.ts';
+import { AgentRole, GenerationMode, type UiLanguage, WorkflowPlanName } from './roles.ts';
 import { isoNow } from './time.ts';
 
 /**
@@ -217,10 +218,24 @@ export function frame<T extends FrameType>(
   return { type, run_id: runId, ts: isoNow(), ...fields } as FrameOf<T>;
 }
 
-/** The `error` frame for a catalog code: fixed message and flags, never internal detail. */
-export function errorFrame(runId: string, code: ErrorCode): FrameOf<'error'> {
-  const { message, retryable, refundable } = ERROR_CATALOG[code];
-  return frame('error', runId, { code, message, retryable, refundable });
+/**
+ * The `error` frame for a catalog code: fixed message (in the author's UI language) and flags,
+ * never internal detail.
+ */
+export function errorFrame(runId: string, code: ErrorCode, language: UiLanguage = 'en'): FrameOf<'error'> {
+  const { retryable, refundable } = ERROR_CATALOG[code];
+  return frame('error', runId, { code, message: errorMessage(code, language), retryable, refundable });
+}
+
+/**
+ * A frame as a reader in `language` sees it: an `error` frame's message in that language (the
+ * gateway applies it per stream, so fallback terminals sent without knowing the author read
+ * right too); every other frame unchanged.
+ */
+export function localizeFrame<T extends SseFrame>(value: T, language: UiLanguage): T {
+  if (value.type !== 'error' || !isErrorCode(value.code)) return value;
+  const message = errorMessage(value.code, language);
+  return message === value.message ? value : { ...value, message };
 }
 
 export function isTerminalFrame(value: SseFrame): boolean {

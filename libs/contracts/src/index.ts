@@ -3,6 +3,7 @@ export * from './chapters.ts';
 export * from './chat.ts';
 export * from './context.ts';
 export * from './envelopes.ts';
+export * from './error-messages.ts';
 export * from './errors.ts';
 export * from './frames.ts';
 export * from './http.ts';

@@ -2,6 +2,7 @@ import { ERROR_CATALOG, type ErrorCode, errorBody, QuillError } from '@quill/con
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import type { z } from 'zod';
 import type { MethodIndex } from './method-index.ts';
+import { requestLanguage } from './request-language.ts';
 
 /** Parses a body/params/query with zod; failures become 400 naming each offending field. */
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
@@ -19,8 +20,10 @@ export function parseInput<S extends z.ZodType>(schema: S, value: unknown): z.in
   throw new QuillError('invalid_request', { details: { fields: Object.fromEntries(fields) } });
 }
 
+/** The catalog body for `code`, its message in the requester's language (request-language.ts). */
 export function sendError(reply: FastifyReply, code: ErrorCode, fields?: Record<string, string[]>) {
-  return reply.code(ERROR_CATALOG[code].http).send(errorBody(code, fields));
+  const language = reply.request ? requestLanguage(reply.request) : 'en';
+  return reply.code(ERROR_CATALOG[code].http).send(errorBody(code, fields, language));
 }
 
 /** Fastify's own errors, by code, then by status: the catalog code a client sees instead. */

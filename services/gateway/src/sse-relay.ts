@@ -1,6 +1,14 @@
 import type { ServerResponse } from 'node:http';
 import type { Bus } from '@quill/bus';
-import { encodeSseRetry, SSE_HEADERS, SSE_RETRY_MS } from '@quill/contracts';
+import {
+  encodeSseFrame,
+  encodeSseRetry,
+  localizeFrame,
+  SSE_HEADERS,
+  SSE_RETRY_MS,
+  type SseFrame,
+  type UiLanguage,
+} from '@quill/contracts';
 import { quillMetrics } from '@quill/telemetry';
 import type { FastifyReply, FastifyBaseLogger as Logger } from 'fastify';
 import type { Pool } from 'pg';
@@ -25,6 +33,8 @@ export interface RelayOptions {
   fallbackAt?: number;
   /** Where the fallback records the run it ended. */
   pool: Pool;
+  /** The reader's language: `error` frames carry their message in it (docs/protocol.md). */
+  language?: UiLanguage;
 }
 
 /**
@@ -75,7 +85,7 @@ export async function relayRunEvents(
       }
       // Ended by a shutdown hand-off (heartbeats.handOff): writing after the end would be an error.
       if (response.writableEnded) break;
-      const written = response.write(sse);
+      const written = response.write(localized(item.envelope.frame, item.seq, sse, options.language));
       // Fresh streams only: a resume replays stored frames, whose age is not the relay's delay.
       if (options.afterSeq === 0) metrics.frameDelay.record(frameAgeSeconds(item.envelope.frame.ts));
       if (item.envelope.frame.type === 'done') {
@@ -107,6 +117,13 @@ export function headersSetOn(reply: FastifyReply): Record<string, string | strin
     if (value !== undefined) headers[name] = typeof value === 'number' ? String(value) : value;
   }
   return headers;
+}
+
+/** The shared encoding, except an `error` frame whose message this reader reads in another language. */
+function localized(value: SseFrame, seq: number, sse: string, language: UiLanguage | undefined): string {
+  if (!language || value.type !== 'error') return sse;
+  const shown = localizeFrame(value, language);
+  return shown === value ? sse : encodeSseFrame(shown, seq);
 }
 
 function frameAgeSeconds(ts: string): number {

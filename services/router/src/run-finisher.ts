@@ -9,6 +9,7 @@ import {
   msgIds,
   type RunStartEnvelope,
   type SseFrame,
+  type UiLanguage,
 } from '@quill/contracts';
 import { appendMessage, finishRun, setSessionPhase } from '@quill/db';
 import { type RedisClient, type RedisKeys, releaseSemaphore, releaseSessionLock } from '@quill/redis';
@@ -48,7 +49,9 @@ export async function finishRunWith(
   // waiting_user and `clarification_pending` tells the next turn to inherit the routing.
   const waiting = outcome.terminal === 'stopped' && outcome.reason === 'waiting_user';
   const runId = start.run_id;
-  await publishFrame(bus, terminalFrame(runId, outcome), { msgId: msgIds.terminal(runId) });
+  await publishFrame(bus, terminalFrame(runId, outcome, start.ui_language), {
+    msgId: msgIds.terminal(runId),
+  });
   recordOutcome(outcome);
 
   let billingDecision: BillingDecision | undefined;
@@ -155,8 +158,8 @@ export async function publishDone(bus: Bus, runId: string): Promise<void> {
   await publishFrame(bus, frame('done', runId, {}), { msgId: msgIds.done(runId) });
 }
 
-function terminalFrame(runId: string, outcome: FinishOutcome): SseFrame {
+function terminalFrame(runId: string, outcome: FinishOutcome, language: UiLanguage): SseFrame {
   if (outcome.terminal === 'complete') return frame('workflow_complete', runId, {});
   if (outcome.terminal === 'stopped') return frame('workflow_stopped', runId, { reason: outcome.reason });
-  return errorFrame(runId, outcome.code);
+  return errorFrame(runId, outcome.code, language);
 }

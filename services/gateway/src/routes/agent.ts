@@ -49,6 +49,7 @@ export function registerAgentRoutes(
         watch: streaming.watch,
         pool: dependencies.pool,
         fallbackAt: Date.now() + wallClockMs + fallbackGraceMs,
+        language: body.ui_language,
       },
       request.log,
     );
