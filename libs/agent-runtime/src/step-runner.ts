@@ -10,6 +10,7 @@ import { LlmCallError, quillErrorCodeFor } from '@quill/llm';
 import type { StopWatch } from '@quill/run-control';
 import { createToolRunState, promoteReads } from '@quill/tools';
 import type { Logger } from 'pino';
+import { withAuthorTextShaping } from './author-text-shaper.ts';
 import { withChatHold } from './chat-hold.ts';
 import { createEmptyFileRound } from './empty-file-round.ts';
 import { fileOperationsFromTranscript } from './file-operations.ts';
@@ -62,13 +63,16 @@ export async function runStepTurns(
   if (stopWatch.signal.aborted || handBack?.aborted) modelAbort.abort();
   const runId = task.run_id;
   const fence = { runId, epoch, retryMs: dependencies.settings.writeRetryMs ?? 30_000 };
-  const emitter = withChatHold(
-    createStepEmitter(
-      bus(dependencies),
-      { runId, step: task.step, attempt, agent: task.role },
-      dependencies.settings,
+  const emitter = withAuthorTextShaping(
+    withChatHold(
+      createStepEmitter(
+        bus(dependencies),
+        { runId, step: task.step, attempt, agent: task.role },
+        dependencies.settings,
+      ),
+      { holdChat: task.hold_chat === true, ...(journal ? { resume: journal.hold } : {}) },
     ),
-    { holdChat: task.hold_chat === true, ...(journal ? { resume: journal.hold } : {}) },
+    { authorLanguage: task.author_language },
   );
   const state = createToolRunState();
   if (journal) await restoreToolState(pool, state, journal);

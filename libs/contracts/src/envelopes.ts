@@ -47,6 +47,9 @@ export const TaskEnvelope = z.object({
   // Seed 000 CHAT_HOLD: chat text after the first body write is returned as held_text, not streamed;
   // the router releases it unchanged or discards it when the draft really goes to review.
   hold_chat: z.boolean().optional(),
+  // The language the author writes this turn in: chat text shaping hides English process
+  // narration next to tool calls from a Chinese-writing author (docs/agent-behaviour.md).
+  author_language: UiLanguage.optional(),
 });
 export type TaskEnvelope = z.infer<typeof TaskEnvelope>;
 

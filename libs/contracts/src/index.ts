@@ -7,6 +7,7 @@ export * from './error-messages.ts';
 export * from './errors.ts';
 export * from './frames.ts';
 export * from './http.ts';
+export * from './language.ts';
 export * from './numerals.ts';
 export * from './openapi.ts';
 export * from './product.ts';

@@ -1,5 +1,13 @@
 import { type Bus, publishFrame } from '@quill/bus';
-import { type FrameOf, frame, msgIds, type RunStartEnvelope, type StepResult } from '@quill/contracts';
+import {
+  type FrameOf,
+  frame,
+  msgIds,
+  type RunStartEnvelope,
+  replyLanguage,
+  type StepResult,
+  type UiLanguage,
+} from '@quill/contracts';
 import { deleteEmptyFiles, getFile, mergeMessageRouting } from '@quill/db';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
@@ -26,6 +34,7 @@ export interface TaskExtras {
   read_only?: true;
   clarify_first?: true;
   hold_chat?: true;
+  author_language?: UiLanguage;
 }
 
 export interface FinishExtras {
@@ -76,6 +85,7 @@ export function createWorkflowRuntime(dependencies: WorkflowRuntimeDependencies)
       ...(planned.readOnly ? { read_only: true } : {}),
       ...(planned.clarifyFirst ? { clarify_first: true } : {}),
       ...(planned.holdChat ? { hold_chat: true } : {}),
+      author_language: replyLanguage(start.message, start.ui_language),
     };
   }
 
