@@ -61,7 +61,7 @@ export function createAgentTextShaper(options: TextShaperOptions): AgentTextShap
   return {
     text(delta) {
       if (!hideNarration || segmentHasChinese) return show(delta);
-      let shown = '';
+      const shown = '';
       open += delta;
       for (;;) {
         const end = open.search(SENTENCE_END);

@@ -25,7 +25,13 @@ const run = 'run-1';
 const call = (id: string) =>
   frame('tool_call', run, { agent: 'writer', tool_call_id: id, tool_name: 'query_files', arguments: {} });
 const result = (id: string) =>
-  frame('tool_result', run, { agent: 'writer', tool_call_id: id, tool_name: 'query_files', status: 'ok', summary: '' });
+  frame('tool_result', run, {
+    agent: 'writer',
+    tool_call_id: id,
+    tool_name: 'query_files',
+    status: 'ok',
+    summary: '',
+  });
 
 async function shown(events: Event[], authorLanguage: 'zh' | 'en', chunk = Number.POSITIVE_INFINITY) {
   const { inner, seen } = recorder();
@@ -37,7 +43,9 @@ async function shown(events: Event[], authorLanguage: 'zh' | 'en', chunk = Numbe
       emitter.emit(call(event.tool));
       emitter.emit(result(event.tool));
     } else {
-      emitter.emit(frame('file_start', run, { agent: 'writer', file_id: 'f', title: '第三章', file_type: 'draft' }));
+      emitter.emit(
+        frame('file_start', run, { agent: 'writer', file_id: 'f', title: '第三章', file_type: 'draft' }),
+      );
       emitter.fileDelta('f', event.file);
     }
   }
@@ -54,7 +62,13 @@ async function shown(events: Event[], authorLanguage: 'zh' | 'en', chunk = Numbe
 const CASES: Array<[string, Event[], 'zh' | 'en', string]> = [
   [
     'English narration after a tool call is not shown to a Chinese-writing author',
-    [{ text: '好的，我先看看大纲。' }, { tool: 'a' }, { text: 'Let me check the characters too.' }, { tool: 'b' }, { text: '第三章的冲突已经清楚了。' }],
+    [
+      { text: '好的，我先看看大纲。' },
+      { tool: 'a' },
+      { text: 'Let me check the characters too.' },
+      { tool: 'b' },
+      { text: '第三章的冲突已经清楚了。' },
+    ],
     'zh',
     '好的，我先看看大纲。\n\n第三章的冲突已经清楚了。',
   ],

@@ -4,6 +4,7 @@ import { FileOperation } from './context.ts';
 import { ERROR_CATALOG, ERROR_CODES, type ErrorCode } from './errors.ts';
 import { BodyPartialReason, DraftReason, SseFrame, WorkflowStoppedReason } from './frames.ts';
 import { AgentRole, GenerationMode, UiLanguage } from './roles.ts';
+import { Source } from './sources.ts';
 
 /**
  * Bus envelopes. Every body carries `v`; a consumer validates with these schemas and terminates
@@ -88,6 +89,8 @@ export const StepResult = z.object({
   // whether the step's last reply ended right after a completed, saved <file> block.
   held_text: z.string().optional(),
   ended_on_file_block: z.boolean().optional(),
+  // What the step's tools read (docs/protocol.md, sources), de-duplicated; the run's `done` merges them.
+  sources: z.array(Source).optional(),
   model_calls: z.number().int().nonnegative(),
   tool_calls: z.number().int().nonnegative(),
   produced_prose_chars: z.number().int().nonnegative(),

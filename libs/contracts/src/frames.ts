@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { errorMessage } from './error-messages.ts';
 import { ERROR_CATALOG, ERROR_CODES, type ErrorCode, isErrorCode } from './errors.ts';
 import { AgentRole, GenerationMode, type UiLanguage, WorkflowPlanName } from './roles.ts';
+import { Source } from './sources.ts';
 import { isoNow } from './time.ts';
 
 /**
@@ -93,6 +94,8 @@ export const FrameSchemas = {
     status: z.enum(['ok', 'error']),
     error_type: z.string().optional(),
     summary: z.string(),
+    // The project material this call read, from the tool itself (docs/protocol.md, sources).
+    sources: z.array(Source).optional(),
   }),
   // Progress of a long tool call (parallel_execute) on its card, keyed by tool_call_id (docs/agent-behaviour.md 坑 12).
   tool_progress: z.object({
@@ -176,7 +179,8 @@ export const FrameSchemas = {
     refundable: z.boolean(),
   }),
   quota_refunded: z.object({ ...base, type: z.literal('quota_refunded'), credits: z.number().int() }),
-  done: z.object({ ...base, type: z.literal('done') }),
+  // `sources`: every source the run's tools read, de-duplicated (docs/protocol.md, sources).
+  done: z.object({ ...base, type: z.literal('done'), sources: z.array(Source).optional() }),
 } as const;
 
 export type FrameType = keyof typeof FrameSchemas;

@@ -14,6 +14,7 @@ export * from './product.ts';
 export * from './project-archive.ts';
 export * from './roles.ts';
 export * from './skills.ts';
+export * from './sources.ts';
 export * from './stream-ticket.ts';
 export * from './subjects.ts';
 export * from './text.ts';

@@ -6,9 +6,11 @@ import {
   errorFrame,
   frame,
   isReplicaFailure,
+  mergeSources,
   msgIds,
   type RunStartEnvelope,
   type SseFrame,
+  type StepResult,
   type UiLanguage,
 } from '@quill/contracts';
 import { appendMessage, finishRun, setSessionPhase } from '@quill/db';
@@ -129,7 +131,7 @@ export async function finishRunWith(
   // `done` goes last: a client that sees it may start its next run at once, so the session lock
   // and the run slot must already be free. A router dying before this line is replaced by one
   // that finds the run ended and sends `done` (publishDone).
-  await publishDone(bus, runId);
+  await publishDone(bus, runId, [...state.results.values()]);
   logger.info({ outcome, billing_decision: billingDecision }, 'run finished');
 }
 
@@ -154,8 +156,18 @@ function recordOutcome(outcome: FinishOutcome): void {
 }
 
 /** `done` carries a fixed msg id: sending it again after a takeover stores nothing new. */
-export async function publishDone(bus: Bus, runId: string): Promise<void> {
-  await publishFrame(bus, frame('done', runId, {}), { msgId: msgIds.done(runId) });
+export async function publishDone(
+  bus: Bus,
+  runId: string,
+  results: readonly StepResult[] = [],
+): Promise<void> {
+  // The run's sources, as its tools reported them (docs/protocol.md, sources), once each.
+  const sources = mergeSources(
+    ...[...results].sort((a, b) => a.step - b.step).map((result) => result.sources),
+  );
+  await publishFrame(bus, frame('done', runId, sources.length > 0 ? { sources } : {}), {
+    msgId: msgIds.done(runId),
+  });
 }
 
 function terminalFrame(runId: string, outcome: FinishOutcome, language: UiLanguage): SseFrame {
