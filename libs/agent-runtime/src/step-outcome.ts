@@ -23,7 +23,10 @@ export function stepResultFor(
   finishReason: string,
   state: ToolRunState,
 ): StepResult {
-  const sources = state.sources.length > 0 ? { sources: state.sources } : {};
+  const sources = {
+    ...(state.sources.length > 0 ? { sources: state.sources } : {}),
+    ...(state.authorQuestions.length > 0 ? { author_questions: [...state.authorQuestions] } : {}),
+  };
   if (stop?.kind === 'failed') {
     return {
       ...base,

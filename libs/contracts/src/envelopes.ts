@@ -85,6 +85,8 @@ export const StepResult = z.object({
   // Produced by the handoff_to_agent / request_clarification tools; the router decides what happens.
   handoff: z.object({ to_agent: AgentRole, reason: z.string() }).optional(),
   clarification: z.object({ question: z.string() }).optional(),
+  // Questions for the author the step recorded with note_question_for_author (typed, not from prose).
+  author_questions: z.array(z.string()).optional(),
   // Workflow evidence: the held chat suffix of final_text (hold_chat tasks) and
   // whether the step's last reply ended right after a completed, saved <file> block.
   held_text: z.string().optional(),

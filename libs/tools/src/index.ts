@@ -1,6 +1,6 @@
 export { type AuthorEdits, authorEditsSinceAi, touchesAuthorEdits } from './author-changes.ts';
 export { NON_OUTPUT_WRITE_TOOL_NAMES, unclassifiedWriteTools, WRITE_TOOL_NAMES } from './billing-output.ts';
-export { handoffToAgentTool, requestClarificationTool } from './control-tools.ts';
+export { handoffToAgentTool, noteQuestionForAuthorTool, requestClarificationTool } from './control-tools.ts';
 export { createFileTool, FILE_TYPES } from './create-file.ts';
 export { deleteFileTool } from './delete-file.ts';
 export { editFileTool } from './edit-file.ts';

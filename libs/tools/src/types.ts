@@ -42,6 +42,8 @@ export interface ToolRunState {
   clarification: { question: string } | undefined;
   /** What this step's tools read, collected by the worker loop (mergeSources de-duplicates). */
   sources: Source[];
+  /** Questions for the author recorded with note_question_for_author (typed, never parsed from text). */
+  authorQuestions: string[];
 }
 
 export function createToolRunState(): ToolRunState {
@@ -54,6 +56,7 @@ export function createToolRunState(): ToolRunState {
     handoff: undefined,
     clarification: undefined,
     sources: [],
+    authorQuestions: [],
   };
 }
 

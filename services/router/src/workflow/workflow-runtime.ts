@@ -17,7 +17,7 @@ import type { RunState } from '../run-state.ts';
 import type { FinishOutcome } from '../workflow.ts';
 import { closingFor, type WorkflowAction } from './engine.ts';
 import { buildDirective, type ReviewEvidence } from './handoff-packet.ts';
-import { buildReply, type HeldText } from './held-text.ts';
+import { buildReply, type HeldText, releasedText } from './held-text.ts';
 import { countWords } from './review-evidence.ts';
 import { BODY_FILE_TYPES, type WorkflowPlan, type WorkflowSettings } from './workflow-plan.ts';
 
@@ -137,7 +137,9 @@ export function createWorkflowRuntime(dependencies: WorkflowRuntimeDependencies)
 
   async function releaseHeld(runId: string, held: readonly HeldText[]): Promise<void> {
     for (const item of held) {
-      const text: FrameOf<'text'> = frame('text', runId, { agent: item.role, content: item.text });
+      const content = releasedText(item);
+      if (!content) continue;
+      const text: FrameOf<'text'> = frame('text', runId, { agent: item.role, content });
       await publishFrame(bus, text, { msgId: msgIds.heldText(runId, item.step) });
     }
   }
