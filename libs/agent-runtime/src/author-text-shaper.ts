@@ -197,10 +197,10 @@ export function withAuthorTextShaping<E extends StepEmitter>(inner: E, options: 
       flush();
       return inner.close();
     },
-    settle() {
-      flush();
-      return inner.settle();
-    },
+    // A journal checkpoint is no boundary of the text: held narration keeps waiting for the next
+    // tool call or Chinese text, or the checkpoint after a tool turn would make the narration
+    // that follows look like ordinary text.
+    settle: () => inner.settle(),
   } satisfies Partial<StepEmitter>);
   return shaped;
 }

@@ -63,16 +63,18 @@ export async function runStepTurns(
   if (stopWatch.signal.aborted || handBack?.aborted) modelAbort.abort();
   const runId = task.run_id;
   const fence = { runId, epoch, retryMs: dependencies.settings.writeRetryMs ?? 30_000 };
-  const emitter = withAuthorTextShaping(
-    withChatHold(
+  // Shaping sits under the chat hold: held text stays the raw suffix of final_text, which is how
+  // the router cuts a discarded summary out of the stored reply (held-text.ts).
+  const emitter = withChatHold(
+    withAuthorTextShaping(
       createStepEmitter(
         bus(dependencies),
         { runId, step: task.step, attempt, agent: task.role },
         dependencies.settings,
       ),
-      { holdChat: task.hold_chat === true, ...(journal ? { resume: journal.hold } : {}) },
+      { authorLanguage: task.author_language },
     ),
-    { authorLanguage: task.author_language },
+    { holdChat: task.hold_chat === true, ...(journal ? { resume: journal.hold } : {}) },
   );
   const state = createToolRunState();
   if (journal) await restoreToolState(pool, state, journal);

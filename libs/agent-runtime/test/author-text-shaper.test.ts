@@ -158,3 +158,18 @@ describe('AgentTextShaper', () => {
     expect(emitter.snapshot().last).toBe('text');
   });
 });
+
+describe('journal checkpoints', () => {
+  it('a settle between the tool turn and the next text is no boundary', async () => {
+    const { inner, seen } = recorder();
+    const emitter = withAuthorTextShaping(inner, { authorLanguage: 'zh' });
+    emitter.emit(call('a'));
+    emitter.emit(result('a'));
+    await emitter.settle();
+    emitter.text("I've read the outline. ");
+    await emitter.settle();
+    emitter.text('第三章写好了。');
+    await emitter.close();
+    expect(seen.filter((item) => item.kind === 'text').map((item) => item.value)).toEqual(['第三章写好了。']);
+  });
+});
