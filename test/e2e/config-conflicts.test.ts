@@ -47,9 +47,11 @@ describe('config conflicts between .env and the process environment', () => {
       .output()
       .split('\n')
       .filter((line) => line.includes('config set differently'))
-      .map((line) => JSON.parse(line) as { level: string; key: string; effective: string });
+      .map((line) => JSON.parse(line) as { level: string; config_key: string; effective: string });
     expect(
-      warnings.map(({ key, effective }) => ({ key, effective })).sort((a, b) => a.key.localeCompare(b.key)),
+      warnings
+        .map(({ config_key, effective }) => ({ key: config_key, effective }))
+        .sort((a, b) => a.key.localeCompare(b.key)),
     ).toEqual([
       { key: 'AGENT_AUTO_REVIEW_THRESHOLD_CHARS', effective: '600' },
       { key: 'AGENT_SKILL_TOKEN_BUDGET', effective: '****2345' },
