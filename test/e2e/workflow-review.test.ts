@@ -39,10 +39,15 @@ describe('auto review gate (quality mode)', () => {
     scriptRouter(stack, routing('writer', 'quick'));
     stack.fakeLlm.addScript({
       match: { role: 'writer' },
-      responses: fileReplies(LONG_BODY, {
-        before: '我先建草稿。',
-        after: '\n写好了第一章。主角要不要改名？',
-      }),
+      // The question goes on as data (note_question_for_author); a question mark in prose does not.
+      responses: [
+        ...fileReplies(LONG_BODY, {
+          before: '我先建草稿。',
+          after: '\n写好了第一章。你觉得节奏如何？',
+          afterTools: [{ name: 'note_question_for_author', arguments: { question: '主角要不要改名？' } }],
+        }),
+        { text: '' },
+      ],
     });
     const turn = await runTurn(stack, { message: '写第一章，800字左右', generation_mode: 'quality' });
     expect(turn.outline).toEqual([
@@ -67,7 +72,8 @@ describe('auto review gate (quality mode)', () => {
       ['writer', 'writer'],
       ['quality_reviewer', 'reviewer'],
     ]);
-    expect(steps[0]!.held_text).toBe('\n写好了第一章。主角要不要改名？');
+    expect(steps[0]!.held_text).toBe('\n写好了第一章。你觉得节奏如何？');
+    expect(steps[0]!.author_questions).toEqual(['主角要不要改名？']);
 
     const chapter = (await listFiles(stack.pool, stack.projectId)).find(
       (file) => file.id === steps[0]!.files_written[0]!.file_id,
@@ -78,7 +84,7 @@ describe('auto review gate (quality mode)', () => {
     );
     expect(review).toContain('[作者的篇幅要求]\n作者原话：「800字」；达标区间 680–920 字');
     expect(review).toContain(`(id=${chapter.id}, updated_at=${chapter.updatedAt}) 以下是全文，不用再读取。`);
-    expect(review).toContain('[内容创作者要问作者的问题]\n- 主角要不要改名？');
+    expect(review).toContain('[内容创作者要问作者的问题]\n- 主角要不要改名？\n\n作者只会读到你这一份总结');
 
     const reply = await assistantReply(stack, turn.runId);
     expect(reply).toContain('我先建草稿。');

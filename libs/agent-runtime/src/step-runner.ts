@@ -10,6 +10,7 @@ import { LlmCallError, quillErrorCodeFor } from '@quill/llm';
 import type { StopWatch } from '@quill/run-control';
 import { createToolRunState, promoteReads } from '@quill/tools';
 import type { Logger } from 'pino';
+import { withAuthorTextShaping } from './author-text-shaper.ts';
 import { withChatHold } from './chat-hold.ts';
 import { createEmptyFileRound } from './empty-file-round.ts';
 import { fileOperationsFromTranscript } from './file-operations.ts';
@@ -62,11 +63,16 @@ export async function runStepTurns(
   if (stopWatch.signal.aborted || handBack?.aborted) modelAbort.abort();
   const runId = task.run_id;
   const fence = { runId, epoch, retryMs: dependencies.settings.writeRetryMs ?? 30_000 };
+  // Shaping sits under the chat hold: held text stays the raw suffix of final_text, which is how
+  // the router cuts a discarded summary out of the stored reply (held-text.ts).
   const emitter = withChatHold(
-    createStepEmitter(
-      bus(dependencies),
-      { runId, step: task.step, attempt, agent: task.role },
-      dependencies.settings,
+    withAuthorTextShaping(
+      createStepEmitter(
+        bus(dependencies),
+        { runId, step: task.step, attempt, agent: task.role },
+        dependencies.settings,
+      ),
+      { authorLanguage: task.author_language },
     ),
     { holdChat: task.hold_chat === true, ...(journal ? { resume: journal.hold } : {}) },
   );

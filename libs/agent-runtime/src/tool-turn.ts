@@ -1,4 +1,4 @@
-import { type AgentRole, type ChatMessage, frame, type ToolCall } from '@quill/contracts';
+import { type AgentRole, type ChatMessage, frame, mergeSources, type ToolCall } from '@quill/contracts';
 import { RunFencedError } from '@quill/db';
 import { quillMetrics, withSpan } from '@quill/telemetry';
 import { executeTool, TOOL_SPECS, type ToolContext, type ToolResult } from '@quill/tools';
@@ -112,9 +112,14 @@ export function createToolTurnRunner(options: {
             status: outcome.status,
             ...(outcome.status === 'error' ? { error_type: outcome.error_type } : {}),
             summary: outcome.status === 'ok' ? outcome.summary : outcome.message,
+            ...(outcome.status === 'ok' && outcome.sources ? { sources: outcome.sources } : {}),
           }),
         );
-        messages.push({ role: 'tool', tool_call_id: call.id, content: JSON.stringify(outcome) });
+        // Sources are collected here, from the tool, for the author; the model needs only the data.
+        if (outcome.status === 'ok' && outcome.sources) {
+          context.state.sources = mergeSources(context.state.sources, outcome.sources);
+        }
+        messages.push({ role: 'tool', tool_call_id: call.id, content: JSON.stringify(forModel(outcome)) });
         const tripped = breaker.record(call.function.name, outcome);
         if (tripped) {
           log.warn({ tool: call.function.name, reason: tripped }, 'tool failure circuit open');
@@ -135,6 +140,12 @@ export function createToolTurnRunner(options: {
       return { executed, stop: undefined };
     },
   };
+}
+
+function forModel(outcome: ToolResult): ToolResult {
+  if (outcome.status !== 'ok' || !outcome.sources) return outcome;
+  const { sources: _sources, ...rest } = outcome;
+  return rest;
 }
 
 function jsonObject(text: string): Record<string, unknown> {

@@ -1,3 +1,6 @@
+import { errorMessage } from './error-messages.ts';
+import type { UiLanguage } from './roles.ts';
+
 /**
  * The one error catalog. Every code has a fixed author-facing message (details go to logs with
  * the trace id, never to a client), an HTTP status when it can surface from the API, and the
@@ -111,8 +114,12 @@ export function isErrorCode(value: string): value is ErrorCode {
   return Object.hasOwn(ERROR_CATALOG, value);
 }
 
-/** The JSON body every HTTP error response carries. */
-export function errorBody(code: ErrorCode, fields?: Record<string, string[]>) {
-  const { message, retryable } = ERROR_CATALOG[code];
+/**
+ * The JSON body every HTTP error response carries; `message` in the requester's language
+ * (error-messages.ts), the code the same in every language.
+ */
+export function errorBody(code: ErrorCode, fields?: Record<string, string[]>, language: UiLanguage = 'en') {
+  const { retryable } = ERROR_CATALOG[code];
+  const message = errorMessage(code, language);
   return fields ? { error: { code, message, retryable, fields } } : { error: { code, message, retryable } };
 }

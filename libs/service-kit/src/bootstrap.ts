@@ -46,7 +46,10 @@ export async function startService(service: string): Promise<ServiceRuntime> {
   const config = loadConfig({ secrets: SECRETS_BY_SERVICE[service] ?? ['auth', 'llm'] });
   const logger = createLogger({ service, level: config.LOG_LEVEL, instanceId: config.instanceId });
   for (const conflict of config.conflicts) {
-    logger.warn(conflict, 'config set differently in .env and the process environment');
+    // Not `key`: the logger redacts fields by that name, and the key name is the whole point of
+    // the warning (docs/agent-behaviour.md 坑 1). The value is already masked.
+    const { key, ...rest } = conflict;
+    logger.warn({ config_key: key, ...rest }, 'config set differently in .env and the process environment');
   }
   // First, so probes see a live (not yet ready) process while dependencies are waited for.
   const ops = await startOpsServer({

@@ -37,13 +37,8 @@ export function systemPrompt(
 
 const LANGUAGE_NAMES = { zh: '中文', en: 'English' } as const;
 
-/** Seed 000: the reply language follows the author's latest message; the UI language breaks ties. */
-export function replyLanguage(message: string, uiLanguage: 'zh' | 'en'): 'zh' | 'en' {
-  const cjk = message.match(/[\u3400-\u9fff]/g)?.length ?? 0;
-  const latin = message.match(/[A-Za-z]/g)?.length ?? 0;
-  if (cjk === 0 && latin === 0) return uiLanguage;
-  return cjk * 2 >= latin ? 'zh' : 'en';
-}
+// The reply language follows the author's latest message; the router's workers read the same rule.
+export { replyLanguage } from '@quill/contracts';
 
 export function languageLine(language: 'zh' | 'en'): string {
   return `本轮回复语言：${LANGUAGE_NAMES[language]}`;

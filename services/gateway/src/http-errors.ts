@@ -2,6 +2,7 @@ import { ERROR_CATALOG, type ErrorCode, errorBody, QuillError } from '@quill/con
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import type { z } from 'zod';
 import type { MethodIndex } from './method-index.ts';
+import { requestLanguage } from './request-language.ts';
 
 /** Parses a body/params/query with zod; failures become 400 naming each offending field. */
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
@@ -19,13 +20,15 @@ export function parseInput<S extends z.ZodType>(schema: S, value: unknown): z.in
   throw new QuillError('invalid_request', { details: { fields: Object.fromEntries(fields) } });
 }
 
+/** The catalog body for `code`, its message in the requester's language (request-language.ts). */
 export function sendError(
   reply: FastifyReply,
   code: ErrorCode,
   fields?: Record<string, string[]>,
   current?: Record<string, unknown>,
 ) {
-  const body = errorBody(code, fields);
+  const language = reply.request ? requestLanguage(reply.request) : 'en';
+  const body = errorBody(code, fields, language);
   return reply.code(ERROR_CATALOG[code].http).send(current ? { ...body, current } : body);
 }
 

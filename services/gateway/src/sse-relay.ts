@@ -1,6 +1,14 @@
 import type { ServerResponse } from 'node:http';
 import type { Bus } from '@quill/bus';
-import { encodeSseRetry, SSE_HEADERS, SSE_RETRY_MS } from '@quill/contracts';
+import {
+  encodeSseFrame,
+  encodeSseRetry,
+  localizeFrame,
+  SSE_HEADERS,
+  SSE_RETRY_MS,
+  type SseFrame,
+  type UiLanguage,
+} from '@quill/contracts';
 import { quillMetrics } from '@quill/telemetry';
 import type { FastifyReply, FastifyBaseLogger as Logger } from 'fastify';
 import type { Pool } from 'pg';
@@ -27,6 +35,8 @@ export interface RelayOptions {
   pool: Pool;
   /** This gateway's event tap, fanned out per run. */
   feeds: RunFeeds;
+  /** The reader's language: `error` frames carry their message in it (docs/protocol.md). */
+  language?: UiLanguage;
 }
 
 /**
@@ -77,7 +87,7 @@ export async function relayRunEvents(
       }
       // Ended by a shutdown hand-off (heartbeats.handOff): writing after the end would be an error.
       if (response.writableEnded) break;
-      const written = response.write(sse);
+      const written = response.write(localized(item.envelope.frame, item.seq, sse, options.language));
       // Fresh streams only: a resume replays stored frames, whose age is not the relay's delay.
       if (options.afterSeq === 0) metrics.frameDelay.record(frameAgeSeconds(item.envelope.frame.ts));
       if (item.envelope.frame.type === 'done') {
@@ -109,6 +119,13 @@ export function headersSetOn(reply: FastifyReply): Record<string, string | strin
     if (value !== undefined) headers[name] = typeof value === 'number' ? String(value) : value;
   }
   return headers;
+}
+
+/** The shared encoding, except an `error` frame whose message this reader reads in another language. */
+function localized(value: SseFrame, seq: number, sse: string, language: UiLanguage | undefined): string {
+  if (!language || value.type !== 'error') return sse;
+  const shown = localizeFrame(value, language);
+  return shown === value ? sse : encodeSseFrame(shown, seq);
 }
 
 function frameAgeSeconds(ts: string): number {

@@ -81,6 +81,7 @@ describe('directive and handoff packet', () => {
         files_written: [draft(800)],
         final_text: '写好了。主角要不要改名？',
         held_text: '主角要不要改名？',
+        author_questions: ['主角要不要改名？'],
       }),
     ];
     const review = dispatchAfter(plan, prior);

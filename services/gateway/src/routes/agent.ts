@@ -50,6 +50,7 @@ export function registerAgentRoutes(
         pool: dependencies.pool,
         feeds: dependencies.runFeeds,
         fallbackAt: Date.now() + wallClockMs + fallbackGraceMs,
+        language: body.ui_language,
       },
       request.log,
     );

@@ -1,6 +1,7 @@
 import type { StepResult } from '@quill/contracts';
 import { FIRST_MESSAGE_HINT } from '../routing/router-prompt.ts';
 import { agentName, authorLanguage } from './author-facing.ts';
+import { OUTLINE_CORRECTION_CONTEXT } from './outline-correction.ts';
 import { type ReviewFile, reviewContent, type UnreadFile } from './review-content.ts';
 import { describeLengthRequirement, findLengthRequirement } from './review-evidence.ts';
 import { scopeDirective } from './scope-directive.ts';
@@ -23,7 +24,7 @@ const PRIOR_TEXT_CHARS = 400;
 export interface ReviewEvidence {
   /**
    * For a review: the persisted bodies written in this run. For a revision: the current text of
-   * the files the review cites.
+   * the files the review names.
    */
   files: ReviewFile[];
   /** Persisted word counts by file id. */
@@ -47,6 +48,7 @@ export function buildDirective(
   sections.push(scopeDirective(plan, step));
   const packet = handoffPacket(plan, step, prior, evidence);
   if (packet) sections.push(packet);
+  if (step.kind === 'outline_correction') sections.push(OUTLINE_CORRECTION_CONTEXT);
   if (step.kind === 'summary') sections.push(FIRST_ROUND_SUMMARY_CONTEXT);
   else if (plan.routing.first_message && step.role === 'writer') sections.push(FIRST_MESSAGE_HINT);
   return sections.join('\n\n');
@@ -58,7 +60,7 @@ function handoffPacket(
   prior: readonly StepResult[],
   evidence: ReviewEvidence | undefined,
 ): string | undefined {
-  if (step.kind === 'initial' || step.kind === 'continuation' || step.kind === 'summary') return undefined;
+  if (['initial', 'continuation', 'summary', 'outline_correction'].includes(step.kind)) return undefined;
   const language = authorLanguage(plan.message);
   const lines = ['## 交接说明'];
   if (step.from) lines.push(`来自${agentName(step.from, language)}（${step.from}）的交接：${step.reason}`);

@@ -4,6 +4,8 @@
  * 「待审查内容」 excerpt is in review-content.ts.
  */
 
+import { NUMERAL_PATTERN, parseChineseNumber } from '@quill/contracts';
+
 /** CJK characters count one each; runs of Latin letters or digits count one word each. */
 export function countWords(text: string): number {
   const cjk = text.match(/[\u3400-\u9fff\uf900-\ufaff]/g)?.length ?? 0;
@@ -23,52 +25,12 @@ export interface LengthRequirement {
 /** A single target number has ±15% tolerance; ranges and bounds are hard. */
 export const TARGET_TOLERANCE = 0.15;
 
-const DIGITS: Record<string, number> = {
-  零: 0,
-  〇: 0,
-  一: 1,
-  二: 2,
-  两: 2,
-  三: 3,
-  四: 4,
-  五: 5,
-  六: 6,
-  七: 7,
-  八: 8,
-  九: 9,
-};
-const UNITS: Record<string, number> = { 十: 10, 百: 100, 千: 1000 };
-const NUMBER = '(\\d+(?:\\.\\d+)?|[零〇一二两三四五六七八九十百千]+)\\s*(万)?';
+const NUMBER = `(${NUMERAL_PATTERN})\\s*(万)?`;
 
-/** 3000 / 3千 / 三千五 / 1.5万 → a number; undefined when unreadable. */
+/** 3000 / 3千 / 三千五 / 1.5万 → a number (the one numeral parser); undefined when unreadable. */
 export function parseAmount(value: string, tenThousands?: string): number | undefined {
-  let amount: number | undefined;
-  if (/^\d/.test(value)) amount = Number(value);
-  else amount = parseChineseNumber(value);
-  if (amount === undefined || !Number.isFinite(amount)) return undefined;
-  return Math.round(tenThousands ? amount * 10_000 : amount);
-}
-
-function parseChineseNumber(text: string): number | undefined {
-  let total = 0;
-  let digit: number | undefined;
-  let lastUnit = 1;
-  let zeroSinceUnit = false;
-  for (const char of text) {
-    if (char in DIGITS) {
-      digit = DIGITS[char];
-      if (digit === 0) zeroSinceUnit = true;
-    } else if (char in UNITS) {
-      lastUnit = UNITS[char]!;
-      total += (digit ?? 1) * lastUnit;
-      digit = undefined;
-      zeroSinceUnit = false;
-    } else return undefined;
-  }
-  // 三千五 = 3500: a trailing digit right after a unit is one unit lower; after 零 it is itself
-  // (一千零五 = 1005).
-  if (digit !== undefined) total += lastUnit > 1 && !zeroSinceUnit ? digit * (lastUnit / 10) : digit;
-  return total;
+  const amount = parseChineseNumber(`${value}${tenThousands ?? ''}`);
+  return amount === null ? undefined : Math.round(amount);
 }
 
 const PATTERNS: Array<{ kind: LengthRequirement['kind']; pattern: RegExp }> = [

@@ -1,5 +1,12 @@
 import { type Bus, publishFrame } from '@quill/bus';
-import { type FrameOf, frame, msgIds, type RunStartEnvelope } from '@quill/contracts';
+import {
+  type FrameOf,
+  frame,
+  msgIds,
+  type RunStartEnvelope,
+  replyLanguage,
+  type UiLanguage,
+} from '@quill/contracts';
 import { attachReviewFindings, deleteEmptyFiles, mergeMessageRouting } from '@quill/db';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
@@ -10,7 +17,7 @@ import type { FinishOutcome } from '../workflow.ts';
 import { closingFor, type WorkflowAction } from './engine.ts';
 import { loadReviewEvidence } from './evidence-reads.ts';
 import { buildDirective } from './handoff-packet.ts';
-import { buildReply, type HeldText } from './held-text.ts';
+import { buildReply, type HeldText, releasedText } from './held-text.ts';
 import type { WorkflowPlan, WorkflowSettings } from './workflow-plan.ts';
 
 export interface WorkflowRuntimeDependencies extends RoutingDependencies {
@@ -26,6 +33,7 @@ export interface TaskExtras {
   read_only?: true;
   clarify_first?: true;
   hold_chat?: true;
+  author_language?: UiLanguage;
 }
 
 export interface FinishExtras {
@@ -79,6 +87,7 @@ export function createWorkflowRuntime(dependencies: WorkflowRuntimeDependencies)
       ...(planned.readOnly ? { read_only: true } : {}),
       ...(planned.clarifyFirst ? { clarify_first: true } : {}),
       ...(planned.holdChat ? { hold_chat: true } : {}),
+      author_language: replyLanguage(start.message, start.ui_language),
     };
   }
 
@@ -140,7 +149,9 @@ export function createWorkflowRuntime(dependencies: WorkflowRuntimeDependencies)
 
   async function releaseHeld(runId: string, held: readonly HeldText[]): Promise<void> {
     for (const item of held) {
-      const text: FrameOf<'text'> = frame('text', runId, { agent: item.role, content: item.text });
+      const content = releasedText(item);
+      if (!content) continue;
+      const text: FrameOf<'text'> = frame('text', runId, { agent: item.role, content });
       await publishFrame(bus, text, { msgId: msgIds.heldText(runId, item.step) });
     }
   }
