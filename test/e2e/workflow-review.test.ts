@@ -72,7 +72,8 @@ describe('auto review gate (quality mode)', () => {
       ['writer', 'writer'],
       ['quality_reviewer', 'reviewer'],
     ]);
-    expect(steps[0]!.held_text).toBe('\n写好了第一章。你觉得节奏如何？');
+    // The line break right after `</file>` is not chat text (docs/agent-behaviour.md).
+    expect(steps[0]!.held_text).toBe('写好了第一章。你觉得节奏如何？');
     expect(steps[0]!.author_questions).toEqual(['主角要不要改名？']);
 
     const chapter = (await listFiles(stack.pool, stack.projectId)).find(
@@ -113,7 +114,7 @@ describe('auto review gate (quality mode)', () => {
     ]);
     // Released by the router right after the writer's step, before the terminal frame.
     const released = turn.frames.findIndex(
-      (value) => value.type === 'text' && value.content === '\n短篇写好了。',
+      (value) => value.type === 'text' && value.content === '短篇写好了。',
     );
     const ended = turn.frames.findIndex((value) => value.type === 'message_end');
     const complete = turn.frames.findIndex((value) => value.type === 'workflow_complete');
