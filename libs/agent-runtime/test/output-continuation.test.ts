@@ -1,5 +1,5 @@
-import fc from 'fast-check';
 import { CONTINUATION_PROMPT } from '@quill/llm';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createFileCapture } from '../src/file-capture.ts';
 import type { TurnResult } from '../src/model-turn.ts';
@@ -46,10 +46,15 @@ describe('output continuation', () => {
 
   it('continues exactly while used < max (property)', () => {
     fc.assert(
-      fc.property(fc.nat(6), fc.nat(6), fc.constantFrom('stop', 'length', 'tool_calls'), (used, max, finish) => {
-        const more = continuationAfter(reply({ finishReason: finish, rawText: 'x' }), used, max);
-        expect(more !== undefined).toBe(finish === 'length' && used < max);
-      }),
+      fc.property(
+        fc.nat(6),
+        fc.nat(6),
+        fc.constantFrom('stop', 'length', 'tool_calls'),
+        (used, max, finish) => {
+          const more = continuationAfter(reply({ finishReason: finish, rawText: 'x' }), used, max);
+          expect(more !== undefined).toBe(finish === 'length' && used < max);
+        },
+      ),
     );
   });
 

@@ -22,7 +22,13 @@ function executor(scope = { readOnly: false, clarifyFirst: false }) {
     role: 'writer',
     state: createToolRunState(),
   } as unknown as ToolContext;
-  const tools = createToolExecutor({ role: 'writer', scope, context, emitter, log: pino({ level: 'silent' }) });
+  const tools = createToolExecutor({
+    role: 'writer',
+    scope,
+    context,
+    emitter,
+    log: pino({ level: 'silent' }),
+  });
   return { tools, frames, context };
 }
 
@@ -71,8 +77,20 @@ describe('tool executor (the step machine tool port)', () => {
     });
     await tools.execute(parallel, 0);
     expect(frames).toMatchObject([
-      { type: 'tool_progress', tool_call_id: parallel.id, tool_name: 'parallel_execute', completed: 1, total: 2 },
-      { type: 'tool_progress', tool_call_id: parallel.id, tool_name: 'parallel_execute', completed: 2, total: 2 },
+      {
+        type: 'tool_progress',
+        tool_call_id: parallel.id,
+        tool_name: 'parallel_execute',
+        completed: 1,
+        total: 2,
+      },
+      {
+        type: 'tool_progress',
+        tool_call_id: parallel.id,
+        tool_name: 'parallel_execute',
+        completed: 2,
+        total: 2,
+      },
     ]);
   });
 });

@@ -59,7 +59,13 @@ export function createScriptedModel(
     const fail = (kind: LlmCallErrorKind, extra: { status?: number; providerCode?: string } = {}) => {
       const usage = { ...ZERO_USAGE, usage_source: 'estimate' as const };
       request.onAttempt?.(attempt('failed', usage, assembler.outputStarted, kind, extra.status));
-      return new LlmCallError({ provider: name, kind, outputStarted: assembler.outputStarted, usage, ...extra });
+      return new LlmCallError({
+        provider: name,
+        kind,
+        outputStarted: assembler.outputStarted,
+        usage,
+        ...extra,
+      });
     };
     const attempt = (
       outcome: 'ok' | 'failed',
@@ -164,11 +170,18 @@ export function splitAt(text: string, offsets: readonly number[]): string[] {
 /** A plain reply: the text in deltas cut at `offsets`, then `stop` (or the given finish). */
 export function textReply(
   text: string,
-  options: { offsets?: readonly number[]; finish?: FinishReason; usage?: Omit<TokenUsage, 'usage_source'> } = {},
+  options: {
+    offsets?: readonly number[];
+    finish?: FinishReason;
+    usage?: Omit<TokenUsage, 'usage_source'>;
+  } = {},
 ): ScriptedReply {
   return [
     ...splitAt(text, options.offsets ?? []).map((piece) => ({ text: piece })),
-    { finish: options.finish ?? 'stop', usage: options.usage ?? { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } },
+    {
+      finish: options.finish ?? 'stop',
+      usage: options.usage ?? { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+    },
   ];
 }
 

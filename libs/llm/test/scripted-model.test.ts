@@ -45,14 +45,19 @@ describe('scripted model (@quill/llm/testing)', () => {
     const args = { title: '第一章', file_type: 'draft', folder: '正文/卷一' };
     const json = JSON.stringify(args);
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.integer({ min: 0, max: json.length }), { maxLength: 12 }), async (offsets) => {
-        const model = createScriptedModel([toolReply([{ id: 'c1', name: 'create_file', arguments: args }], { offsets })]);
-        const result = await collectChat(model.streamChat(request));
-        expect(result.finishReason).toBe('tool_calls');
-        expect(result.toolCalls).toEqual([
-          { id: 'c1', type: 'function', function: { name: 'create_file', arguments: json } },
-        ]);
-      }),
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 0, max: json.length }), { maxLength: 12 }),
+        async (offsets) => {
+          const model = createScriptedModel([
+            toolReply([{ id: 'c1', name: 'create_file', arguments: args }], { offsets }),
+          ]);
+          const result = await collectChat(model.streamChat(request));
+          expect(result.finishReason).toBe('tool_calls');
+          expect(result.toolCalls).toEqual([
+            { id: 'c1', type: 'function', function: { name: 'create_file', arguments: json } },
+          ]);
+        },
+      ),
     );
   });
 
@@ -87,7 +92,9 @@ describe('scripted model (@quill/llm/testing)', () => {
         if (index === 0) controller.abort();
       },
     });
-    await expect(collectChat(stopping.streamChat({ ...request, signal: controller.signal }))).rejects.toMatchObject({
+    await expect(
+      collectChat(stopping.streamChat({ ...request, signal: controller.signal })),
+    ).rejects.toMatchObject({
       kind: 'aborted',
     });
     const cut = createScriptedModel([[{ text: '半' }]]);
