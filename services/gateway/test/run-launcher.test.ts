@@ -1,4 +1,4 @@
-import { type Bus, decodeEnvelope, readStored, type Responder, serveRequests } from '@quill/bus';
+import { type Bus, decodeEnvelope, type Responder, readStored, serveRequests } from '@quill/bus';
 import {
   AgentStreamBody,
   BillingReserveReply,
@@ -104,7 +104,12 @@ const launcher = () =>
     pool: database.pool,
     redis,
     keys,
-    settings: { sessionLockTtlMs: 60_000, requestTimeoutMs: 2_000, requestDeadlineMs: 4_000, userMaxConcurrentRuns: 3 },
+    settings: {
+      sessionLockTtlMs: 60_000,
+      requestTimeoutMs: 2_000,
+      requestDeadlineMs: 4_000,
+      userMaxConcurrentRuns: 3,
+    },
   });
 const body = (fields: Partial<AgentStreamBody> = {}) =>
   AgentStreamBody.parse({ project_id: projectId, message: '写第一章', ...fields });
@@ -148,29 +153,40 @@ describe('gateway run launcher', () => {
   it('a second run on a busy session is refused session_busy and leaves the first alone', async () => {
     reserve = { v: 1, ok: true, credits_left: 10 };
     const first = await launcher()(owner, body(), logger);
-    expect(await refusal(launcher()(owner, body({ session_id: first.sessionId }), logger))).toBe('session_busy');
+    expect(await refusal(launcher()(owner, body({ session_id: first.sessionId }), logger))).toBe(
+      'session_busy',
+    );
     expect(await getSessionLockHolder(redis, keys.sessionLock(first.sessionId))).toBe(first.runId);
   });
 
   it.each([
     ['quota_exhausted', 'quota_exhausted'],
     ['internal_error', 'service_unavailable'],
-  ] as const)('billing answering %s is refused %s and undone: no run, session idle, lock and slot free', async (code, refused) => {
-    reserve = { v: 1, ok: false, code };
-    const { sessionId } = await createSession(database.pool, { projectId, userId: owner.id, title: 'chat' });
-    const slots = await countSemaphore(redis, keys.userSemaphore(owner.id));
-    const settled = settles.length;
-    expect(await refusal(launcher()(owner, body({ session_id: sessionId }), logger))).toBe(refused);
-    expect(await getActiveRunForSession(database.pool, sessionId)).toBeNull();
-    expect(await getSession(database.pool, sessionId)).toMatchObject({ phase: 'idle' });
-    expect(await getSessionLockHolder(redis, keys.sessionLock(sessionId))).toBeNull();
-    expect(await countSemaphore(redis, keys.userSemaphore(owner.id))).toBe(slots);
-    // Billing never reserved, so there is nothing to give back.
-    expect(settles.length).toBe(settled);
-  });
+  ] as const)(
+    'billing answering %s is refused %s and undone: no run, session idle, lock and slot free',
+    async (code, refused) => {
+      reserve = { v: 1, ok: false, code };
+      const { sessionId } = await createSession(database.pool, {
+        projectId,
+        userId: owner.id,
+        title: 'chat',
+      });
+      const slots = await countSemaphore(redis, keys.userSemaphore(owner.id));
+      const settled = settles.length;
+      expect(await refusal(launcher()(owner, body({ session_id: sessionId }), logger))).toBe(refused);
+      expect(await getActiveRunForSession(database.pool, sessionId)).toBeNull();
+      expect(await getSession(database.pool, sessionId)).toMatchObject({ phase: 'idle' });
+      expect(await getSessionLockHolder(redis, keys.sessionLock(sessionId))).toBeNull();
+      expect(await countSemaphore(redis, keys.userSemaphore(owner.id))).toBe(slots);
+      // Billing never reserved, so there is nothing to give back.
+      expect(settles.length).toBe(settled);
+    },
+  );
 
   it('a viewer cannot start runs (forbidden); an unknown project is not_found', async () => {
     expect(await refusal(launcher()(viewer, body(), logger))).toBe('forbidden');
-    expect(await refusal(launcher()(owner, body({ project_id: crypto.randomUUID() }), logger))).toBe('not_found');
+    expect(await refusal(launcher()(owner, body({ project_id: crypto.randomUUID() }), logger))).toBe(
+      'not_found',
+    );
   });
 });

@@ -1,8 +1,8 @@
 import { getRun } from '@quill/db';
 import { acquireSemaphore, acquireSessionLock, countSemaphore, getSessionLockHolder } from '@quill/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { emptyRunState } from '../src/run-state.ts';
 import { finishRunWith } from '../src/run-finisher.ts';
+import { emptyRunState } from '../src/run-state.ts';
 import { framesOf, openRunRig, type RunRig, settled, startedRun } from './run-rig.ts';
 
 let rig: RunRig;
@@ -35,7 +35,10 @@ describe('run finisher', () => {
       reply: '写好了。',
     });
 
-    expect((await framesOf(rig, start.run_id)).map((frame) => frame.type)).toEqual(['workflow_complete', 'done']);
+    expect((await framesOf(rig, start.run_id)).map((frame) => frame.type)).toEqual([
+      'workflow_complete',
+      'done',
+    ]);
     expect(rig.settles.at(-1)).toMatchObject({ run_id: start.run_id, outcome: { terminal: 'complete' } });
     expect(await getRun(rig.database.pool, start.run_id)).toMatchObject({
       phase: 'done',
@@ -83,7 +86,13 @@ describe('run finisher', () => {
     nextSettle = { v: 1, ok: false, code: 'internal_error' };
     const start = await startedRun(rig);
     await finishRunWith(dependencies(), start, emptyRunState, { terminal: 'complete' }, rig.logger);
-    expect((await framesOf(rig, start.run_id)).map((frame) => frame.type)).toEqual(['workflow_complete', 'done']);
-    expect(await getRun(rig.database.pool, start.run_id)).toMatchObject({ phase: 'done', billingDecision: null });
+    expect((await framesOf(rig, start.run_id)).map((frame) => frame.type)).toEqual([
+      'workflow_complete',
+      'done',
+    ]);
+    expect(await getRun(rig.database.pool, start.run_id)).toMatchObject({
+      phase: 'done',
+      billingDecision: null,
+    });
   });
 });

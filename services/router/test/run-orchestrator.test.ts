@@ -1,4 +1,11 @@
-import { ack, type DeliveryContext, decodeEnvelope, publishEnvelope, type Responder, serveRequests } from '@quill/bus';
+import {
+  ack,
+  type DeliveryContext,
+  decodeEnvelope,
+  publishEnvelope,
+  type Responder,
+  serveRequests,
+} from '@quill/bus';
 import {
   ContextCompileReply,
   ContextCompileRequest,
@@ -112,8 +119,14 @@ describe('router run orchestrator', () => {
     expect(worker.tasks).toMatchObject([
       { step: 0, role: 'writer', directive: '写', messages: [{ role: 'user', content: '写第一章' }] },
     ]);
-    expect((await framesOf(rig, start.run_id)).map((frame) => frame.type)).toEqual(['workflow_complete', 'done']);
-    expect(await getRun(rig.database.pool, start.run_id)).toMatchObject({ phase: 'done', stopReason: 'completed' });
+    expect((await framesOf(rig, start.run_id)).map((frame) => frame.type)).toEqual([
+      'workflow_complete',
+      'done',
+    ]);
+    expect(await getRun(rig.database.pool, start.run_id)).toMatchObject({
+      phase: 'done',
+      stopReason: 'completed',
+    });
   });
 
   it('a context the compiler refuses ends the run with that error, and no task goes out', async () => {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type Bus, readStored, type Responder, serveRequests } from '@quill/bus';
+import { type Bus, type Responder, readStored, serveRequests } from '@quill/bus';
 import {
   BillingSettleReply,
   BillingSettleRequest,
