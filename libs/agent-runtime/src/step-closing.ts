@@ -11,7 +11,7 @@ import type { Decision, StepConfig, StepEvent, StepState, StepWorld } from './st
  */
 
 /** The loop is over: what happens first depends on why (read fresh from the world). */
-export function closingEntry(config: StepConfig, state: StepState, world: StepWorld): Decision {
+export function closingEntry(state: StepState, world: StepWorld): Decision {
   const closing: StepState = { ...state, phase: 'closing' };
   if (world.handBack && world.stopReason === undefined) return handedBack(closing);
   const open = closing.openCapture;
@@ -27,7 +27,7 @@ export function closingEntry(config: StepConfig, state: StepState, world: StepWo
       ],
     };
   }
-  return removeUnwritten(config, closing, world);
+  return removeUnwritten(closing, world);
 }
 
 export function closeLoop(config: StepConfig, state: StepState, event: StepEvent): Decision | undefined {
@@ -35,10 +35,10 @@ export function closeLoop(config: StepConfig, state: StepState, event: StepEvent
   switch (event.type) {
     case 'signals':
     case 'model_replied':
-      return closingEntry(config, state, event.world);
+      return closingEntry(state, event.world);
     case 'capture_saved': {
       const next = event.write ? { ...state, filesWritten: [...state.filesWritten, event.write] } : state;
-      return removeUnwritten(config, next, event.world);
+      return removeUnwritten(next, event.world);
     }
     case 'empty_file_removed': {
       if (!event.removed) return toFinishing(state);
@@ -70,7 +70,7 @@ export function closeLoop(config: StepConfig, state: StepState, event: StepEvent
  * The correction round did not bring the body: the empty file goes, and a step that wrote
  * nothing else did not do what it was asked. Not after a stop or a guard's stop.
  */
-function removeUnwritten(_config: StepConfig, state: StepState, world: StepWorld): Decision {
+function removeUnwritten(state: StepState, world: StepWorld): Decision {
   const pending = world.pendingFile;
   const guardStopped = state.stop !== undefined && state.stop.kind !== 'yield';
   if (!pending || world.stopReason !== undefined || guardStopped) return toFinishing(state);
@@ -161,11 +161,7 @@ function handedBack(state: StepState): Decision {
 }
 
 /** An action threw (the `catch` of the step's loop). */
-export function failStep(
-  _config: StepConfig,
-  state: StepState,
-  event: StepEvent & { type: 'failed' },
-): Decision {
+export function failStep(state: StepState, event: StepEvent & { type: 'failed' }): Decision {
   // Closing the frame stream after message_end failed: nothing is left to save.
   if (state.phase === 'finishing' || state.phase === 'ended') {
     return { state: { ...state, phase: 'ended' }, actions: [{ kind: 'raise', error: event.error }] };

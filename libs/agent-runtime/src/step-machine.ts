@@ -18,13 +18,13 @@ import { toolCallFrame, toolResultFrame } from './tool-frames.ts';
  * back as the next event, so the same events always give the same frames and journal.
  */
 export function decide(config: StepConfig, state: StepState, event: StepEvent): Decision {
-  if (event.type === 'failed') return failStep(config, state, event);
+  if (event.type === 'failed') return failStep(state, event);
   switch (state.phase) {
     case 'start':
       if (event.type === 'start') return start(config, state, event);
       break;
     case 'loop':
-      if (event.type === 'signals') return loopTop(config, state, event.world);
+      if (event.type === 'signals') return loopTop(state, event.world);
       if (event.type === 'turn_opened') return openTurn(config, state, event);
       break;
     case 'calling':
@@ -76,10 +76,10 @@ function nextTurn(config: StepConfig, state: StepState, actions: StepAction[]): 
   return { state: { ...state, phase: 'loop' }, actions: [...actions, { kind: 'check_signals' }] };
 }
 
-function loopTop(config: StepConfig, state: StepState, world: StepWorld): Decision {
+function loopTop(state: StepState, world: StepWorld): Decision {
   // Stopped or handed back: no new call starts.
   if (world.stopReason !== undefined || world.handBack) {
-    return closingEntry(config, state, world);
+    return closingEntry(state, world);
   }
   return { state, actions: [{ kind: 'open_turn' }] };
 }
@@ -133,7 +133,7 @@ function replied(
   const { result, world } = event;
   const after: StepState = { ...state, inModelCall: false };
   // A call cut to hand the step back is redone by the next worker: nothing of it counts here.
-  if (world.handBack && world.stopReason === undefined) return closingEntry(config, after, world);
+  if (world.handBack && world.stopReason === undefined) return closingEntry(after, world);
   let next: StepState = {
     ...after,
     modelCalls: after.modelCalls + 1,
