@@ -14,9 +14,7 @@ const replyArb: fc.Arbitrary<ScriptedReply> = fc.oneof(
       minLength: 1,
       maxLength: 4,
     })
-    .map((names) =>
-      toolReply(names.map((name, index) => ({ id: `c${index}-${Math.random()}`, name, arguments: {} }))),
-    ),
+    .map((names) => toolReply(names.map((name, index) => ({ id: `c${index}`, name, arguments: {} })))),
   fc.constant<ScriptedReply>([{ text: '断' }, { error: { kind: 'stream_interrupted' } }]),
 );
 

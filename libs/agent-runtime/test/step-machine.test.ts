@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { PENDING, runHarness, types } from './step-harness.ts';
 
 const lastContent = (messages: readonly { content?: unknown }[]) => String(messages.at(-1)?.content ?? '');
-const tool = (name: string, args: unknown = {}, id = `${name}-${Math.random().toString(36).slice(2)}`) => ({
+let calls = 0;
+const tool = (name: string, args: unknown = {}, id = `${name}-${++calls}`) => ({
   id,
   name,
   arguments: args,
