@@ -1,3 +1,9 @@
+export {
+  type AgentTextShaper,
+  createAgentTextShaper,
+  type TextShaperOptions,
+  withAuthorTextShaping,
+} from './author-text-shaper.ts';
 export { type ChatHoldEmitter, isBodyWrite, withChatHold } from './chat-hold.ts';
 export {
   type CaptureEvent,

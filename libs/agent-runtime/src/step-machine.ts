@@ -8,7 +8,7 @@ import { closeLoop, closingEntry, failStep, finishStep } from './step-closing.ts
 import { correctionRound } from './step-correction.ts';
 import type { Decision, StepAction, StepConfig, StepEvent, StepState, StepWorld } from './step-state.ts';
 import { recordToolOutcome } from './tool-failure-breaker.ts';
-import { toolCallFrame, toolResultFrame } from './tool-frames.ts';
+import { forModel, toolCallFrame, toolResultFrame } from './tool-frames.ts';
 
 /**
  * The role worker's step as a pure state machine (docs/decisions/0009-worker-step-machine.md):
@@ -209,7 +209,7 @@ function toolDone(config: StepConfig, state: StepState, event: StepEvent & { typ
     repeatedReads,
     messages: [
       ...state.messages,
-      { role: 'tool', tool_call_id: call.id, content: JSON.stringify(event.outcome) },
+      { role: 'tool', tool_call_id: call.id, content: JSON.stringify(forModel(event.outcome)) },
     ],
     toolTurn: { ...turn, next: turn.next + 1, executed: turn.executed + 1 },
   };

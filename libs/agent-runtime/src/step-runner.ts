@@ -3,6 +3,7 @@ import { deleteEmptyFiles, withRunFence } from '@quill/db';
 import type { StopWatch } from '@quill/run-control';
 import { createToolRunState, promoteReads, TOOL_SPECS } from '@quill/tools';
 import type { Logger } from 'pino';
+import { withAuthorTextShaping } from './author-text-shaper.ts';
 import { withChatHold } from './chat-hold.ts';
 import { createStepEmitter } from './frame-emitter.ts';
 import { runModelTurn, saveOpenCapture } from './model-turn.ts';
@@ -52,16 +53,21 @@ export async function runStepTurns(
   handBack?.addEventListener('abort', abortModel, { once: true });
   if (stopWatch.signal.aborted || handBack?.aborted) modelAbort.abort();
   const runId = task.run_id;
-  const fence = { runId, epoch, retryMs: settings.writeRetryMs ?? 30_000 };
+  const fence = { runId, epoch, retryMs: settings.writeRetryMs };
+  // Shaping sits under the chat hold: held text stays the raw suffix of final_text, which is how
+  // the router cuts a discarded summary out of the stored reply (held-text.ts).
   const emitter = withChatHold(
-    createStepEmitter(dependencies.bus, { runId, step: task.step, attempt, agent: task.role }, settings),
+    withAuthorTextShaping(
+      createStepEmitter(dependencies.bus, { runId, step: task.step, attempt, agent: task.role }, settings),
+      { authorLanguage: task.author_language },
+    ),
     { holdChat: task.hold_chat === true, ...(journal ? { resume: journal.hold } : {}) },
   );
   const tools = createToolRunState();
   if (journal) await restoreToolState(pool, tools, journal);
   const prefix: ChatMessage[] = [
     ...task.messages,
-    { role: 'user', content: dependencies.directiveFor(task) },
+    { role: 'user', content: await dependencies.directiveFor(task) },
   ];
   const config: StepConfig = {
     runId,
@@ -69,7 +75,7 @@ export async function runStepTurns(
     step: task.step,
     workerInstance: dependencies.instanceId,
     maxTurns: settings.maxToolTurns,
-    maxContinuations: settings.maxOutputContinuations ?? 3,
+    maxContinuations: settings.maxOutputContinuations,
     correctionEnabled: task.read_only !== true,
   };
   let current: StepState = initialStepState([...prefix, ...(journal?.messages ?? [])], journal);
@@ -102,8 +108,8 @@ export async function runStepTurns(
     log,
   });
   const modelCalls = createModelCallBudget(dependencies.redis, dependencies.keys, runId, {
-    maxRunModelCalls: settings.maxRunModelCalls ?? 120,
-    counterTtlSeconds: settings.modelCallCounterTtlSeconds ?? 86_400,
+    maxRunModelCalls: settings.maxRunModelCalls,
+    counterTtlSeconds: settings.modelCallCounterTtlSeconds,
   });
   const usage = createUsageReporter(dependencies.bus, task, attempt, log);
   const turnDependencies = { emitter, state: tools, runId, saveFileBody: store.saveFileBody };
@@ -160,7 +166,12 @@ export async function runStepTurns(
     tools: {
       view: () => ({
         pendingFile: tools.pendingFile,
-        yielded: { handoff: tools.handoff, clarification: tools.clarification },
+        yielded: {
+          handoff: tools.handoff,
+          clarification: tools.clarification,
+          sources: tools.sources,
+          authorQuestions: tools.authorQuestions,
+        },
         writtenFiles: tools.writtenFileIds.size,
       }),
       promoteReads: () => promoteReads(tools),

@@ -86,7 +86,7 @@ export interface StepWorld {
   /** The created file still waiting for its body. */
   pendingFile: PendingFile | undefined;
   /** What the model asked the router for (handoff_to_agent / request_clarification). */
-  yielded: Pick<ToolRunState, 'handoff' | 'clarification'>;
+  yielded: Pick<ToolRunState, 'handoff' | 'clarification' | 'sources' | 'authorQuestions'>;
   /** Files this step wrote through its tools. */
   writtenFiles: number;
 }

@@ -27,7 +27,15 @@ export function toolResultFrame(
     status: outcome.status,
     ...(outcome.status === 'error' ? { error_type: outcome.error_type } : {}),
     summary: outcome.status === 'ok' ? outcome.summary : outcome.message,
+    ...(outcome.status === 'ok' && outcome.sources ? { sources: outcome.sources } : {}),
   });
+}
+
+/** What the model reads of a tool's result: the data, without the sources kept for the author. */
+export function forModel(outcome: ToolResult): ToolResult {
+  if (outcome.status !== 'ok' || !outcome.sources) return outcome;
+  const { sources: _sources, ...rest } = outcome;
+  return rest;
 }
 
 /** The arguments as an object for the card; arguments that are not a JSON object show as none. */

@@ -1,4 +1,4 @@
-import { type AgentRole, frame, type ToolCall } from '@quill/contracts';
+import { type AgentRole, frame, mergeSources, type ToolCall } from '@quill/contracts';
 import { RunFencedError } from '@quill/db';
 import { quillMetrics, withSpan } from '@quill/telemetry';
 import { executeTool, type ToolContext, type ToolResult } from '@quill/tools';
@@ -77,6 +77,11 @@ export function createToolExecutor(options: {
     // The lease is gone: this worker must not go on calling the model for a run it lost.
     if (outcome.status === 'error' && outcome.error_type === 'run_not_active') {
       throw new RunFencedError(context.runId, context.epoch, null, null);
+    }
+    // Sources are collected here, from the tool, for the author; the model needs only the data
+    // (docs/protocol.md, sources).
+    if (outcome.status === 'ok' && outcome.sources) {
+      context.state.sources = mergeSources(context.state.sources, outcome.sources);
     }
     return outcome;
   };

@@ -26,6 +26,7 @@ function recordingEmitter() {
     text: (delta) => {
       text += delta;
     },
+    thinking: () => {},
     fileDelta: (_fileId, delta) => {
       body += delta;
     },
@@ -75,7 +76,7 @@ describe('runModelTurn and the <file> capture', () => {
     const result = await run;
     expect(saved).toEqual([{ file: PENDING, body: '雨夜。' }]);
     expect(result.filesWritten).toHaveLength(1);
-    expect(result.text).toBe('\n写好了。');
+    expect(result.text).toBe('写好了。');
     expect(recorded.frames.map((frame) => frame.type)).toEqual(['file_start', 'file_saved']);
     expect(state.pendingFile).toBeUndefined();
     // The model wrote it, so it knows this text: later edits compare against it.

@@ -63,7 +63,7 @@ describe('output continuation', () => {
     expect(capture.feed('后半。\n</file>\n写完了')).toEqual([
       { kind: 'file_delta', text: '后半。\n' },
       { kind: 'file_close' },
-      { kind: 'text', text: '\n写完了' },
+      { kind: 'text', text: '写完了' },
     ]);
   });
 });

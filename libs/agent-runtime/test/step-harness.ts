@@ -97,6 +97,7 @@ export async function runHarness(options: HarnessOptions): Promise<HarnessRun> {
       text += delta;
     },
     fileDelta: () => {},
+    thinking: () => {},
     emit: (value: SseFrame) => frames.push(value),
     close: async () => {},
     settle: async () => frames.length,
@@ -171,7 +172,12 @@ export async function runHarness(options: HarnessOptions): Promise<HarnessRun> {
     tools: {
       view: () => ({
         pendingFile: tools.pendingFile,
-        yielded: { handoff: tools.handoff, clarification: tools.clarification },
+        yielded: {
+          handoff: tools.handoff,
+          clarification: tools.clarification,
+          sources: tools.sources,
+          authorQuestions: tools.authorQuestions,
+        },
         writtenFiles: tools.writtenFileIds.size,
       }),
       promoteReads: () => {},

@@ -10,6 +10,7 @@ function executor(scope = { readOnly: false, clarifyFirst: false }) {
   const frames: SseFrame[] = [];
   const emitter: StepEmitter = {
     text: () => {},
+    thinking: () => {},
     fileDelta: () => {},
     emit: (value) => frames.push(value),
     close: async () => {},

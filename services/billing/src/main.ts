@@ -57,10 +57,9 @@ const usageLedger = await startUsageLedger(
 const reconciler = createReconciler(
   { bus, pool, logger, settle: settleRun },
   {
-    intervalMs: config.BILLING_RECONCILE_INTERVAL_S * 1000,
+    intervalMs: config.derived.reconcileIntervalMs,
     minAgeSeconds: config.BILLING_RECONCILE_MIN_AGE_S,
-    // After the router's wall clock and the gateway's own last resort have had their turn.
-    abandonedAfterSeconds: config.AGENT_RUN_WALL_CLOCK_TIMEOUT_S + config.AGENT_STOP_GRACE_S + 60,
+    abandonedAfterSeconds: config.derived.abandonedRunAfterS,
     batch: 100,
   },
 );

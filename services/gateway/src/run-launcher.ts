@@ -21,7 +21,9 @@ import {
   finishRun,
   getProjectForUser,
   getSessionForUser,
+  pinSessionDefinitions,
   setSessionPhase,
+  takeSnapshot,
   type User,
   withTransaction,
 } from '@quill/db';
@@ -121,12 +123,21 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
           generationMode: body.generation_mode,
           apiKeyId: credential.apiKeyId ?? null,
         });
+        // The state the run starts from, so it can be undone (docs/kernel.md "Snapshots and undo").
+        await takeSnapshot(client, {
+          projectId: body.project_id,
+          kind: 'run_start',
+          runId,
+          createdBy: user.id,
+        });
         const appended = await appendMessage(client, {
           sessionId: session.sessionId,
           runId,
           role: 'user',
           content: body.message,
         });
+        // A session runs with the definitions current at its first run (docs/kernel.md).
+        await pinSessionDefinitions(client, session.sessionId);
         await setSessionPhase(client, session.sessionId, 'running');
         const answer = await reservation;
         if (!answer.ok) throw answer.error;

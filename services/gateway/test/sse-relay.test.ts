@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeTestBus, openTestBus } from '../../../test/support/test-bus.ts';
 import { testUrls } from '../../../test/support/urls.ts';
 import { createHeartbeats, type Heartbeats } from '../src/heartbeats.ts';
+import { createRunFeeds, type RunFeeds } from '../src/run-feed.ts';
 import type { RunWatch } from '../src/run-watch.ts';
 import { relayRunEvents } from '../src/sse-relay.ts';
 
@@ -18,6 +19,7 @@ import { relayRunEvents } from '../src/sse-relay.ts';
 let bus: Bus;
 let database: TestDatabase;
 let heartbeats: Heartbeats;
+let feeds: RunFeeds;
 let server: Server;
 let base: string;
 const detached: Array<{ runId: string; clientLeft: boolean }> = [];
@@ -30,6 +32,7 @@ beforeAll(async () => {
   bus = await openTestBus('s', 'sse-relay-test');
   database = await createTestDatabase({ serverUrl: testUrls.database });
   heartbeats = createHeartbeats(60_000);
+  feeds = createRunFeeds(bus);
   server = createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://relay');
     const fallback = url.searchParams.get('fallback');
@@ -42,6 +45,7 @@ beforeAll(async () => {
         heartbeats,
         watch,
         pool: database.pool,
+        feeds,
         ...(fallback ? { fallbackAt: Date.now() } : {}),
       },
       logger,

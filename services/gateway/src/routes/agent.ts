@@ -48,7 +48,9 @@ export function registerAgentRoutes(
         },
         watch: streaming.watch,
         pool: dependencies.pool,
+        feeds: dependencies.runFeeds,
         fallbackAt: Date.now() + wallClockMs + fallbackGraceMs,
+        language: body.ui_language,
       },
       request.log,
     );

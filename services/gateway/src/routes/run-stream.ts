@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { GatewayDependencies } from '../app.ts';
 import { requireUser } from '../auth.ts';
 import { parseInput } from '../http-errors.ts';
+import { requestLanguage } from '../request-language.ts';
 import { headersSetOn, relayRunEvents } from '../sse-relay.ts';
 import type { StreamingParts } from './agent.ts';
 import { traceHeaders } from './agent.ts';
@@ -69,6 +70,8 @@ export function registerRunStreamRoutes(
         headers: { ...headersSetOn(reply), ...traceHeaders() },
         watch: streaming.watch,
         pool: dependencies.pool,
+        feeds: dependencies.runFeeds,
+        language: requestLanguage(request),
         ...(run.phase === 'running'
           ? { fallbackAt: Date.parse(run.createdAt) + wallClockMs + fallbackGraceMs }
           : {}),
