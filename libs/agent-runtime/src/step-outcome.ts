@@ -21,7 +21,7 @@ export function stepResultFor(
   base: StepBase,
   stop: StepStop | undefined,
   finishReason: string,
-  state: ToolRunState,
+  state: Pick<ToolRunState, 'handoff' | 'clarification' | 'sources' | 'authorQuestions'>,
 ): StepResult {
   const sources = {
     ...(state.sources.length > 0 ? { sources: state.sources } : {}),
@@ -42,7 +42,9 @@ export function stepResultFor(
 }
 
 /** What the model asked the router for (handoff_to_agent / request_clarification). */
-export function yieldFields(state: ToolRunState): Pick<StepResult, 'handoff' | 'clarification'> {
+export function yieldFields(
+  state: Pick<ToolRunState, 'handoff' | 'clarification'>,
+): Pick<StepResult, 'handoff' | 'clarification'> {
   return {
     ...(state.handoff ? { handoff: state.handoff } : {}),
     ...(state.clarification ? { clarification: state.clarification } : {}),
