@@ -3,12 +3,17 @@ import {
   addProjectMember,
   appendMessage,
   createApiKey,
+  createBranch,
   createFile,
   createProject,
   createRun,
   createSession,
+  ensureActiveBranch,
   finishRun,
+  listArtifacts,
+  recordAiArtifact,
   startRun,
+  takeSnapshot,
 } from '@quill/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Call, newUser } from '../support/product-client.ts';
@@ -76,9 +81,31 @@ async function world() {
   });
   await startRun(stack.pool, runId);
   await appendMessage(stack.pool, { sessionId: session.sessionId, runId, role: 'user', content: '写' });
+  await takeSnapshot(stack.pool, { projectId: project.id, kind: 'run_start', runId });
   await finishRun(stack.pool, runId, { phase: 'done', stopReason: 'completed' });
+  const snapshot = await takeSnapshot(stack.pool, { projectId: project.id, kind: 'manual', label: 'acl' });
+  const rootBranch = await ensureActiveBranch(stack.pool, session.sessionId);
+  const branchId = await createBranch(stack.pool, {
+    sessionId: session.sessionId,
+    parentId: rootBranch,
+    forkSeq: 0,
+    baseSnapshotId: snapshot!.id,
+  });
   const ownerKey = await createApiKey(stack.pool, people.owner.id, 'acl');
+  // An AI write of the run awaiting acceptance (docs/kernel.md "Artifacts and acceptance").
+  await stack.pool.query("UPDATE projects SET artifact_acceptance = 'review' WHERE id = $1", [project.id]);
+  await recordAiArtifact(stack.pool, {
+    projectId: project.id,
+    runId,
+    fileId: file.id,
+    textFileId: file.id,
+    placement: 'in_file',
+    version: 1,
+    baseVersion: 0,
+  });
+  const [artifact] = await listArtifacts(stack.pool, { runId });
   return {
+    artifactId: artifact!.id,
     projectId: project.id,
     fileId: file.id,
     draftId: draft.id,
@@ -87,6 +114,8 @@ async function world() {
     extraId: extra.user.id,
     newcomerId: newcomer.user.id,
     ownerKeyId: ownerKey.id,
+    snapshotId: snapshot!.id,
+    branchId,
   };
 }
 type World = Awaited<ReturnType<typeof world>>;
@@ -199,6 +228,46 @@ const CASES: Case[] = [
     expect: write(200),
   },
   {
+    route: 'GET /projects/:projectId/artifacts',
+    request: (w) => ({ path: `${P(w)}/artifacts?state=open` }),
+    expect: read,
+  },
+  {
+    route: 'GET /agent/runs/:runId/artifacts',
+    request: (w) => ({ path: `/agent/runs/${w.runId}/artifacts` }),
+    expect: ownItem(200),
+  },
+  {
+    route: 'POST /projects/:projectId/artifacts/:artifactId/accept',
+    request: (w) => ({ path: `${P(w)}/artifacts/${w.artifactId}/accept`, body: {} }),
+    expect: write(200),
+  },
+  {
+    route: 'POST /projects/:projectId/artifacts/:artifactId/reject',
+    request: (w) => ({ path: `${P(w)}/artifacts/${w.artifactId}/reject`, body: { comment: '不要' } }),
+    expect: write(200),
+  },
+  {
+    route: 'GET /projects/:projectId/settings',
+    request: (w) => ({ path: `${P(w)}/settings` }),
+    expect: read,
+  },
+  {
+    route: 'PUT /projects/:projectId/settings',
+    request: (w) => ({ path: `${P(w)}/settings`, body: { artifact_acceptance: 'auto' } }),
+    expect: write(200),
+  },
+  {
+    route: 'GET /sessions/:sessionId/definitions',
+    request: (w) => ({ path: `/sessions/${w.sessionId}/definitions` }),
+    expect: ownItem(200),
+  },
+  {
+    route: 'POST /sessions/:sessionId/definitions/upgrade',
+    request: (w) => ({ path: `/sessions/${w.sessionId}/definitions/upgrade` }),
+    expect: ownItem(200),
+  },
+  {
     route: 'GET /sessions/:sessionId',
     request: (w) => ({ path: `/sessions/${w.sessionId}` }),
     expect: ownItem(200),
@@ -244,6 +313,51 @@ const CASES: Case[] = [
     request: (w) => ({ path: `${P(w)}/manuscript.md` }),
     expect: read,
   },
+  {
+    route: 'GET /projects/:projectId/snapshots',
+    request: (w) => ({ path: `${P(w)}/snapshots` }),
+    expect: read,
+  },
+  {
+    route: 'POST /projects/:projectId/snapshots',
+    request: (w) => ({ path: `${P(w)}/snapshots`, body: { label: '手动' } }),
+    expect: write(201),
+  },
+  {
+    route: 'GET /projects/:projectId/snapshots/:snapshotId',
+    request: (w) => ({ path: `${P(w)}/snapshots/${w.snapshotId}` }),
+    expect: read,
+  },
+  {
+    route: 'GET /projects/:projectId/snapshots/:snapshotId/diff',
+    request: (w) => ({ path: `${P(w)}/snapshots/${w.snapshotId}/diff` }),
+    expect: read,
+  },
+  {
+    route: 'POST /projects/:projectId/snapshots/:snapshotId/restore',
+    request: (w) => ({ path: `${P(w)}/snapshots/${w.snapshotId}/restore`, body: {} }),
+    expect: write(200),
+  },
+  {
+    route: 'POST /agent/runs/:runId/undo',
+    request: (w) => ({ path: `/agent/runs/${w.runId}/undo`, body: {} }),
+    expect: ownItem(200),
+  },
+  {
+    route: 'GET /sessions/:sessionId/branches',
+    request: (w) => ({ path: `/sessions/${w.sessionId}/branches` }),
+    expect: ownItem(200),
+  },
+  {
+    route: 'POST /sessions/:sessionId/branches',
+    request: (w) => ({ path: `/sessions/${w.sessionId}/branches`, body: {} }),
+    expect: ownItem(201),
+  },
+  {
+    route: 'POST /sessions/:sessionId/branches/:branchId/activate',
+    request: (w) => ({ path: `/sessions/${w.sessionId}/branches/${w.branchId}/activate`, body: {} }),
+    expect: ownItem(200),
+  },
   { route: 'GET /me', request: () => ({ path: '/me' }), expect: all(200) },
   { route: 'GET /me/api-keys', request: () => ({ path: '/me/api-keys' }), expect: all(200) },
   {
@@ -285,6 +399,10 @@ const ELSEWHERE: Record<string, string> = {
   'POST /agent/stop': 'a live run: run-control.test.ts',
   'POST /agent/steer': 'a live run: run-control.test.ts',
   'POST /agent/suggest': 'a model call: llm-failover.test.ts',
+  'POST /sessions/:sessionId/regenerate':
+    "starts a run: branches.test.ts (another author's session 404); the session's own ACL as the branch routes",
+  'POST /projects/:projectId/artifacts/:artifactId/request-revision':
+    'starts a run: kernel-artifacts.test.ts (404, 400, 202); the same owner/editor check as accept',
   'POST /projects/import': 'a zip body, makes a project of the caller: product-transfer.test.ts',
   'POST /skills/import': "the caller's own skills: context-memory.test.ts",
   'PATCH /skills/:name': "the caller's own skills: context-memory.test.ts",
@@ -328,6 +446,7 @@ describe('ACL: every route × owner / editor / viewer / stranger', () => {
 function placeholder(): World {
   const id = '00000000-0000-4000-8000-000000000000';
   return {
+    artifactId: id,
     projectId: id,
     fileId: id,
     draftId: id,
@@ -336,5 +455,7 @@ function placeholder(): World {
     extraId: id,
     newcomerId: id,
     ownerKeyId: id,
+    snapshotId: id,
+    branchId: id,
   };
 }

@@ -107,6 +107,32 @@ describe('projects', () => {
 });
 
 describe('project notes', () => {
+  it('commits with rev: a stale save merges when disjoint, else 409 with the notes that stand', async () => {
+    const author = await newUser(stack, 'notes-rev');
+    const { id } = (await author.call('POST', '/projects', { title: '笔记合并' })).body.project;
+    const put = (notes: string, expected_version: number) =>
+      author.call('PUT', `/projects/${id}/notes`, { notes, expected_version });
+    expect((await put('人物：林雨\n地点：旧书店\n时间：雨夜', 0)).body.version).toBe(1);
+    // A second editor tab (still at rev 1) changes the first line.
+    expect((await put('人物：林雨（店主）\n地点：旧书店\n时间：雨夜', 1)).body.version).toBe(2);
+    // The first tab, also at rev 1, changes the last line: merged, nothing lost.
+    const merged = await put('人物：林雨\n地点：旧书店\n时间：深秋雨夜', 1);
+    expect(merged).toMatchObject({
+      status: 200,
+      body: { notes: '人物：林雨（店主）\n地点：旧书店\n时间：深秋雨夜', version: 3 },
+    });
+    // At rev 1 again, the line the other tab changed: refused with what stands now.
+    const refused = await put('人物：陈默\n地点：旧书店\n时间：雨夜', 1);
+    expect(refused).toMatchObject({
+      status: 409,
+      body: {
+        error: { code: 'version_conflict' },
+        current: { notes: '人物：林雨（店主）\n地点：旧书店\n时间：深秋雨夜', version: 3 },
+      },
+    });
+    expect((await author.call('GET', `/projects/${id}/notes`)).body.version).toBe(3);
+  });
+
   it('saves with a version check, and an agent update in between makes a stale save 409', async () => {
     const author = await newUser(stack, 'notes');
     const { id } = (await author.call('POST', '/projects', { title: '笔记' })).body.project;

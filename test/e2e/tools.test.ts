@@ -94,6 +94,17 @@ describe('agent tools end to end', () => {
       ['delete_file', 'ok'],
     ]);
     expect(frames.some((frame) => frame.type === 'workflow_complete')).toBe(true);
+    // Sources come from the tool that read the chapter (docs/protocol.md), on its card and in done.
+    const source = {
+      kind: 'file',
+      file_id: chapter,
+      title: '第三章',
+      version: expect.any(Number),
+      full: true,
+    };
+    expect(results[0]).toMatchObject({ sources: [source] });
+    expect(results.slice(1).every((frame) => frame.sources === undefined)).toBe(true);
+    expect(frames.find((frame) => frame.type === 'done')).toMatchObject({ sources: [source] });
 
     expect(await getFile(stack.pool, stack.projectId, chapter)).toMatchObject({
       title: '第三章 书店',

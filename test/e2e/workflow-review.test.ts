@@ -39,10 +39,15 @@ describe('auto review gate (quality mode)', () => {
     scriptRouter(stack, routing('writer', 'quick'));
     stack.fakeLlm.addScript({
       match: { role: 'writer' },
-      responses: fileReplies(LONG_BODY, {
-        before: '我先建草稿。',
-        after: '\n写好了第一章。主角要不要改名？',
-      }),
+      // The question goes on as data (note_question_for_author); a question mark in prose does not.
+      responses: [
+        ...fileReplies(LONG_BODY, {
+          before: '我先建草稿。',
+          after: '\n写好了第一章。你觉得节奏如何？',
+          afterTools: [{ name: 'note_question_for_author', arguments: { question: '主角要不要改名？' } }],
+        }),
+        { text: '' },
+      ],
     });
     const turn = await runTurn(stack, { message: '写第一章，800字左右', generation_mode: 'quality' });
     expect(turn.outline).toEqual([
@@ -67,7 +72,9 @@ describe('auto review gate (quality mode)', () => {
       ['writer', 'writer'],
       ['quality_reviewer', 'reviewer'],
     ]);
-    expect(steps[0]!.held_text).toBe('\n写好了第一章。主角要不要改名？');
+    // The line break right after `</file>` is not chat text (docs/agent-behaviour.md).
+    expect(steps[0]!.held_text).toBe('写好了第一章。你觉得节奏如何？');
+    expect(steps[0]!.author_questions).toEqual(['主角要不要改名？']);
 
     const chapter = (await listFiles(stack.pool, stack.projectId)).find(
       (file) => file.id === steps[0]!.files_written[0]!.file_id,
@@ -78,7 +85,7 @@ describe('auto review gate (quality mode)', () => {
     );
     expect(review).toContain('[作者的篇幅要求]\n作者原话：「800字」；达标区间 680–920 字');
     expect(review).toContain(`(id=${chapter.id}, updated_at=${chapter.updatedAt}) 以下是全文，不用再读取。`);
-    expect(review).toContain('[内容创作者要问作者的问题]\n- 主角要不要改名？');
+    expect(review).toContain('[内容创作者要问作者的问题]\n- 主角要不要改名？\n\n作者只会读到你这一份总结');
 
     const reply = await assistantReply(stack, turn.runId);
     expect(reply).toContain('我先建草稿。');
@@ -107,7 +114,7 @@ describe('auto review gate (quality mode)', () => {
     ]);
     // Released by the router right after the writer's step, before the terminal frame.
     const released = turn.frames.findIndex(
-      (value) => value.type === 'text' && value.content === '\n短篇写好了。',
+      (value) => value.type === 'text' && value.content === '短篇写好了。',
     );
     const ended = turn.frames.findIndex((value) => value.type === 'message_end');
     const complete = turn.frames.findIndex((value) => value.type === 'workflow_complete');
@@ -162,5 +169,38 @@ describe('auto review gate (quality mode)', () => {
     expect(handoff).toMatchObject({ reason: '收紧第二段' });
     // The revising writer gets the review it answers.
     expect(lastInputOf(stack, turn.runId, 'writer', 2)).toContain('[审稿意见]\n节奏偏慢。');
+  });
+});
+
+describe('one turn context per run', () => {
+  type Body = { messages: Array<{ role: string; content: string | null }> };
+  /** Every message before the compiled user message, and that message up to `</turn_context>`. */
+  const turnPrefix = (body: unknown) => {
+    const { messages } = body as Body;
+    const at = messages.findIndex((message) => message.content?.startsWith('<turn_context>'));
+    expect(at).toBeGreaterThan(0);
+    const user = messages[at]!.content!;
+    return JSON.stringify([...messages.slice(0, at), user.slice(0, user.indexOf('</turn_context>') + 15)]);
+  };
+
+  it('planner, writer and reviewer prompts of one run share the prefix up to and including </turn_context>', async () => {
+    scriptRouter(stack, routing('planner', 'standard'));
+    stack.fakeLlm.addScript({
+      match: { role: 'writer' },
+      responses: fileReplies(LONG_BODY, { after: '\n第一章写好了。' }),
+    });
+    const turn = await runTurn(stack, { message: '先规划，再写第一章', generation_mode: 'quality' });
+    expect(turn.outline).toEqual(
+      expect.arrayContaining(['agent_start:planner', 'agent_start:writer', 'agent_start:quality_reviewer']),
+    );
+    const [planner, writer, reviewer] = (['planner', 'writer', 'quality_reviewer'] as const).map((role) => {
+      const call = stack.fakeLlm.requests({ run_id: turn.runId, role })[0];
+      if (!call) throw new Error(`no ${role} call`);
+      return turnPrefix(call.body);
+    });
+    expect(writer).toBe(planner);
+    expect(reviewer).toBe(planner);
+    // Built when the run started: the chapter the writer then wrote is not in it.
+    expect(planner).not.toContain(LONG_BODY.slice(0, 200));
   });
 });

@@ -52,7 +52,7 @@ export async function spawnService(
       child.off('exit', onExit);
       child.kill('SIGKILL');
       reject(new Error(`${instanceId} not ready:\n${output}`));
-    }, options.readyTimeoutMs ?? 30_000);
+    }, options.readyTimeoutMs ?? 120_000);
     const onExit = (code: number | null) => {
       clearTimeout(timer);
       reject(new Error(`${instanceId} exited with ${code}:\n${output}`));

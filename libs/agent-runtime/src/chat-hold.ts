@@ -58,6 +58,10 @@ export function withChatHold(
       if (holding) held += delta;
       else inner.text(delta);
     },
+    // Reasoning is never held: it is not chat text of the reply.
+    thinking(delta) {
+      inner.thinking(delta);
+    },
     fileDelta(fileId, delta) {
       inner.fileDelta(fileId, delta);
     },

@@ -1,5 +1,4 @@
-import type { ChatMessage } from '@quill/contracts';
-import type { PendingFile, ToolRunState } from '@quill/tools';
+import type { PendingFile } from '@quill/tools';
 import { RUN_DIRECTIVE_HEADING } from './protocol.ts';
 
 /**
@@ -8,45 +7,28 @@ import { RUN_DIRECTIVE_HEADING } from './protocol.ts';
  * that asks for exactly that body. A body written in the same reply as `create_file` (before the
  * file existed) was shown as chat text and saved nowhere, so it is the same case. The round runs
  * once per file; the handoff or question the model already made stays and takes effect after it.
+ * Pure: the step machine keeps the corrected files and the inline flag in its state.
  */
-export interface EmptyFileRound {
-  /** Sees every reply: one that called create_file and also carried a `<file>` body broke the protocol. */
-  observe(reply: { rawText: string; toolCalls: readonly { function: { name: string } }[] }): void;
-  /**
-   * Adds the correction to the transcript and returns true when it is due now. `withReply`: the
-   * reply itself is not in the transcript yet (it had no tool calls) and goes in first.
-   */
-  due(state: ToolRunState, reply: { rawText: string }, messages: ChatMessage[], withReply: boolean): boolean;
-  readonly corrected: readonly string[];
+
+/** A reply that called create_file and also carried a `<file>` body broke the protocol. */
+export function wroteBodyInline(reply: {
+  rawText: string;
+  toolCalls: readonly { function: { name: string } }[];
+}): boolean {
+  return reply.toolCalls.some((call) => call.function.name === 'create_file') && /<file>/.test(reply.rawText);
 }
 
-export function createEmptyFileRound(options: {
-  enabled: boolean;
-  corrected?: readonly string[];
-}): EmptyFileRound {
-  const corrected = new Set(options.corrected ?? []);
-  let wroteInline = false;
-  return {
-    observe(reply) {
-      if (
-        reply.toolCalls.some((call) => call.function.name === 'create_file') &&
-        /<file>/.test(reply.rawText)
-      ) {
-        wroteInline = true;
-      }
-    },
-    due(state, reply, messages, withReply) {
-      const pending = state.pendingFile;
-      if (!options.enabled || !pending || corrected.has(pending.fileId)) return false;
-      corrected.add(pending.fileId);
-      if (withReply) messages.push({ role: 'assistant', content: reply.rawText || null });
-      messages.push({ role: 'user', content: correctionDirective(pending, wroteInline) });
-      return true;
-    },
-    get corrected() {
-      return [...corrected];
-    },
-  };
+/**
+ * The file a correction round is due for now, or undefined: the created file still waiting for
+ * its body, when correction is enabled and that file had no round yet.
+ */
+export function correctionDueFor(
+  enabled: boolean,
+  pending: PendingFile | undefined,
+  corrected: readonly string[],
+): PendingFile | undefined {
+  if (!enabled || !pending || corrected.includes(pending.fileId)) return undefined;
+  return pending;
 }
 
 export function correctionDirective(pending: PendingFile, wroteInline: boolean): string {

@@ -10,7 +10,8 @@
  * - Inside a ``` fenced block of chat text tags are literal text.
  * - Seed 000 「StreamProcessor 丢掉 IDLE 下独占一行的标记」: with no capture possible, a tag alone on
  *   its line (a stray `</file>`, or `<file>` with no file created for it) is dropped.
- * - In CAPTURING, the first `</file>` closes the body.
+ * - In CAPTURING, the first `</file>` closes the body. The line break right after it is layout,
+ *   like the one right after `<file>`: the chat text that follows starts without it.
  */
 export type CaptureEvent =
   | { kind: 'text'; text: string }
@@ -43,6 +44,8 @@ export function createFileCapture(options: FileCaptureOptions = {}): FileCapture
   // Only spaces or tabs since the last newline of chat text (or the start of the reply).
   let lineStart = true;
   let held = '';
+  // Just closed a body: a line break that comes next is the tag's own and is dropped.
+  let afterClose = false;
 
   const run = (text: string, final: boolean): CaptureEvent[] => {
     const events: CaptureEvent[] = [];
@@ -62,6 +65,7 @@ export function createFileCapture(options: FileCaptureOptions = {}): FileCapture
           events.push({ kind: 'file_close' });
           capturing = false;
           lineStart = false;
+          afterClose = true;
           index += close + CLOSE_TAG.length;
           continue;
         }
@@ -69,6 +73,19 @@ export function createFileCapture(options: FileCaptureOptions = {}): FileCapture
         push('file_delta', rest.slice(0, rest.length - keep));
         held = rest.slice(rest.length - keep);
         return events;
+      }
+      if (afterClose) {
+        const breakLength = rest.startsWith('\r\n') ? 2 : rest[0] === '\n' ? 1 : 0;
+        if (rest === '\r' && !final) {
+          held = rest;
+          return events;
+        }
+        afterClose = false;
+        if (breakLength > 0) {
+          lineStart = true;
+          index += breakLength;
+          continue;
+        }
       }
       if (lineStart) {
         const step = atLineStart(rest, final);

@@ -10,6 +10,8 @@ export interface EmitterSettings {
 
 export interface StepEmitter {
   text(delta: string): void;
+  /** Reasoning deltas, coalesced into `thinking` frames by the same window as text. */
+  thinking(delta: string): void;
   fileDelta(fileId: string, delta: string): void;
   /** Any other frame: pending text is flushed first so the author sees events in order. */
   emit(value: SseFrame): void;
@@ -23,8 +25,10 @@ export interface StepEmitter {
   readonly framesPublished: number;
 }
 
+type PendingKind = 'text' | 'thinking' | 'file';
+
 /**
- * Coalesces text deltas into frames: a delta after an idle gap goes out at once (first-token
+ * Coalesces text and reasoning deltas into frames: a delta after an idle gap goes out at once (first-token
  * latency), while sustained flow is batched per `flushMs` / `flushBytes`, so a run costs tens
  * of messages per second rather than one per token. Under sustained flow the frame goes out with
  * the first delta that arrives `flushMs` after the last frame, so its newest token is not held;
@@ -37,7 +41,7 @@ export function createStepEmitter(
 ): StepEmitter {
   const windowMs = () => settings.flushWindow?.ms ?? settings.flushMs;
   let index = 0;
-  let pending: { kind: 'text' | 'file'; fileId: string; content: string } | undefined;
+  let pending: { kind: PendingKind; fileId: string; content: string } | undefined;
   let lastFlushAt = 0;
   let lastDeltaAt = Number.NEGATIVE_INFINITY;
   /** Moving average of the time between deltas: when the next one is due. */
@@ -69,9 +73,9 @@ export function createStepEmitter(
     pending = undefined;
     lastFlushAt = performance.now();
     publish(
-      kind === 'text'
-        ? frame('text', identity.runId, { agent: identity.agent, content })
-        : frame('file_delta', identity.runId, { file_id: fileId, content }),
+      kind === 'file'
+        ? frame('file_delta', identity.runId, { file_id: fileId, content })
+        : frame(kind, identity.runId, { agent: identity.agent, content }),
     );
   };
 
@@ -86,7 +90,7 @@ export function createStepEmitter(
     else timer = setTimeout(flushUnlessDue, Math.min(dueBy, lastFlushAt + 2 * window) - now);
   };
 
-  const add = (kind: 'text' | 'file', fileId: string, delta: string) => {
+  const add = (kind: PendingKind, fileId: string, delta: string) => {
     if (!delta) return;
     if (pending && (pending.kind !== kind || pending.fileId !== fileId)) flush();
     if (pending) pending.content += delta;
@@ -102,6 +106,7 @@ export function createStepEmitter(
 
   return {
     text: (delta) => add('text', '', delta),
+    thinking: (delta) => add('thinking', '', delta),
     fileDelta: (fileId, delta) => add('file', fileId, delta),
     emit(value) {
       flush();

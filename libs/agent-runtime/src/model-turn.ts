@@ -166,9 +166,7 @@ export async function runModelTurn(
     while (!next.done) {
       const event = next.value;
       if (event.type === 'text') await apply(capture.feed(event.delta));
-      else if (event.type === 'thinking') {
-        emitter.emit(frame('thinking', runId, { agent: dependencies.role, content: event.delta }));
-      }
+      else if (event.type === 'thinking') emitter.thinking(event.delta);
       next = await stream.next();
     }
     finishReason = next.value.finishReason;

@@ -8,17 +8,24 @@ import type { ToolResult } from '@quill/tools';
  */
 export const REPEATED_READ_LIMIT = 3;
 
+/** The pure rule: refused repeat reads since the last successful write, after one call. */
+export function countRepeatedReads(count: number, outcome: ToolResult, writesFiles: boolean): number {
+  if (outcome.status === 'ok' && writesFiles) return 0;
+  if (outcome.status === 'error' && outcome.error_type === 'repeated_read') return count + 1;
+  return count;
+}
+
 export interface NoProgressGuard {
   /** Records one call's outcome; true once the step should stop. */
   record(outcome: ToolResult, writesFiles: boolean): boolean;
 }
 
+/** The same rule with its count kept in a closure, for callers outside the step machine. */
 export function createNoProgressGuard(limit = REPEATED_READ_LIMIT): NoProgressGuard {
   let repeatedReads = 0;
   return {
     record(outcome, writesFiles) {
-      if (outcome.status === 'ok' && writesFiles) repeatedReads = 0;
-      if (outcome.status === 'error' && outcome.error_type === 'repeated_read') repeatedReads++;
+      repeatedReads = countRepeatedReads(repeatedReads, outcome, writesFiles);
       return repeatedReads >= limit;
     },
   };

@@ -13,7 +13,7 @@ import { createRoleTaskHandler } from './role-worker.ts';
 export async function startRoleWorkers(
   runtime: ServiceRuntime,
   roles: readonly AgentRole[],
-  directiveFor: (task: TaskEnvelope) => string,
+  directiveFor: (task: TaskEnvelope) => string | Promise<string>,
 ): Promise<void> {
   const { config, bus, logger } = runtime;
   // Primary / backup with per-session pinning and a breaker shared by every replica.
@@ -37,14 +37,13 @@ export async function startRoleWorkers(
       flushWindow,
       flushBytes: config.AGENT_TEXT_FLUSH_BYTES,
       maxToolTurns: config.AGENT_TOOL_CALL_MAX_ITERATIONS,
-      heartbeatMs: Math.max(1000, (config.TASK_ACK_WAIT_S * 1000) / 3),
+      heartbeatMs: config.derived.taskHeartbeatMs,
       maxOutputContinuations: config.AGENT_MAX_OUTPUT_CONTINUATIONS,
       skillTokenBudget: config.AGENT_SKILL_TOKEN_BUDGET,
       writeRetryMs: config.DATABASE_WRITE_RETRY_MS,
       drainMs: config.WORKER_DRAIN_MS,
       maxRunModelCalls: config.AGENT_RUN_MAX_MODEL_CALLS,
-      // Past the run's wall clock, so a counter outlives its run but not by days.
-      modelCallCounterTtlSeconds: config.AGENT_RUN_WALL_CLOCK_TIMEOUT_S * 2,
+      modelCallCounterTtlSeconds: config.derived.modelCallCounterTtlS,
     },
   });
   for (const role of roles) {

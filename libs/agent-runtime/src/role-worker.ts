@@ -20,21 +20,21 @@ export interface RoleWorkerDependencies {
   logger: Logger;
   instanceId: string;
   /** The role's own instructions, sent as the run's last input message (docs/agent-behaviour.md step 4). */
-  directiveFor(task: TaskEnvelope): string;
+  directiveFor(task: TaskEnvelope): string | Promise<string>;
   settings: EmitterSettings & {
     maxToolTurns: number;
     heartbeatMs: number;
     /** Follow-up calls for a reply cut at the output limit (AGENT_MAX_OUTPUT_CONTINUATIONS). */
-    maxOutputContinuations?: number;
+    maxOutputContinuations: number;
     /** AGENT_RUN_MAX_MODEL_CALLS, counted run-wide in Redis; the counter expires after ttl. */
-    maxRunModelCalls?: number;
-    modelCallCounterTtlSeconds?: number;
+    maxRunModelCalls: number;
+    modelCallCounterTtlSeconds: number;
     /** AGENT_SKILL_TOKEN_BUDGET: skill text one request may read (load_skill / read_skill_resource). */
-    skillTokenBudget?: number;
+    skillTokenBudget: number;
     /** DATABASE_WRITE_RETRY_MS: how long a fenced write retries transient database faults. */
-    writeRetryMs?: number;
+    writeRetryMs: number;
     /** WORKER_DRAIN_MS: on shutdown, how long a step may finish before it is handed back. */
-    drainMs?: number;
+    drainMs: number;
   };
 }
 
@@ -76,7 +76,7 @@ export function createRoleTaskHandler(dependencies: RoleWorkerDependencies) {
         'step started',
       );
       const heartbeat = setInterval(() => delivery.message.working(), dependencies.settings.heartbeatMs);
-      const handBack = drainWindow(delivery.shutdown, dependencies.settings.drainMs ?? 3_000);
+      const handBack = drainWindow(delivery.shutdown, dependencies.settings.drainMs);
       try {
         // The step had finished: its result only has to reach the router (the publish is deduplicated).
         const result =

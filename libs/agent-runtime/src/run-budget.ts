@@ -30,13 +30,19 @@ export function createModelCallBudget(
   };
 }
 
-/** Appends the soft-landing note once, when the step enters its last turns. */
-export function softLanding(turn: number, maxTurns: number, messages: ChatMessage[]): boolean {
+/** The soft-landing note, for the one turn where the step enters its last turns; else undefined. */
+export function softLandingNote(turn: number, maxTurns: number): ChatMessage | undefined {
   const left = maxTurns - turn;
-  if (left !== Math.min(SOFT_LANDING_TURNS, maxTurns)) return false;
-  messages.push({
+  if (left !== Math.min(SOFT_LANDING_TURNS, maxTurns)) return undefined;
+  return {
     role: 'user',
     content: `[本次运行的系统指令] 本步骤只剩 ${left} 次模型调用：不要再开始新的工具操作；写完手头的内容（正文写进 <file>…</file>），然后用一两句话告诉作者完成了什么、还剩什么。`,
-  });
-  return true;
+  };
+}
+
+/** Appends the soft-landing note once, when the step enters its last turns. */
+export function softLanding(turn: number, maxTurns: number, messages: ChatMessage[]): boolean {
+  const note = softLandingNote(turn, maxTurns);
+  if (note) messages.push(note);
+  return note !== undefined;
 }

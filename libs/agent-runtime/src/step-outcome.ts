@@ -21,22 +21,30 @@ export function stepResultFor(
   base: StepBase,
   stop: StepStop | undefined,
   finishReason: string,
-  state: ToolRunState,
+  state: Pick<ToolRunState, 'handoff' | 'clarification' | 'sources' | 'authorQuestions'>,
 ): StepResult {
+  const sources = {
+    ...(state.sources.length > 0 ? { sources: state.sources } : {}),
+    ...(state.authorQuestions.length > 0 ? { author_questions: [...state.authorQuestions] } : {}),
+  };
   if (stop?.kind === 'failed') {
     return {
       ...base,
+      ...sources,
       outcome: 'failed',
       stop_reason: stop.stopReason,
       error_code: 'tool_failure_circuit_open',
     };
   }
-  if (stop?.kind === 'stopped') return { ...base, outcome: 'stopped', stop_reason: stop.stopReason };
-  return { ...base, outcome: 'completed', stop_reason: finishReason, ...yieldFields(state) };
+  if (stop?.kind === 'stopped')
+    return { ...base, ...sources, outcome: 'stopped', stop_reason: stop.stopReason };
+  return { ...base, ...sources, outcome: 'completed', stop_reason: finishReason, ...yieldFields(state) };
 }
 
 /** What the model asked the router for (handoff_to_agent / request_clarification). */
-export function yieldFields(state: ToolRunState): Pick<StepResult, 'handoff' | 'clarification'> {
+export function yieldFields(
+  state: Pick<ToolRunState, 'handoff' | 'clarification'>,
+): Pick<StepResult, 'handoff' | 'clarification'> {
   return {
     ...(state.handoff ? { handoff: state.handoff } : {}),
     ...(state.clarification ? { clarification: state.clarification } : {}),

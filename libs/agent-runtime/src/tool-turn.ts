@@ -1,11 +1,9 @@
-import { type AgentRole, type ChatMessage, frame, type ToolCall } from '@quill/contracts';
+import { type AgentRole, frame, mergeSources, type ToolCall } from '@quill/contracts';
 import { RunFencedError } from '@quill/db';
 import { quillMetrics, withSpan } from '@quill/telemetry';
-import { executeTool, TOOL_SPECS, type ToolContext, type ToolResult } from '@quill/tools';
+import { executeTool, type ToolContext, type ToolResult } from '@quill/tools';
 import type { Logger } from 'pino';
 import type { StepEmitter } from './frame-emitter.ts';
-import { createNoProgressGuard } from './no-progress-guard.ts';
-import { createToolFailureBreaker } from './tool-failure-breaker.ts';
 import { createToolGate, type RequestScope, type ToolGate } from './tool-gate.ts';
 
 /**
@@ -17,30 +15,24 @@ export type ToolStop =
   | { kind: 'failed'; stopReason: 'tool_failure_circuit_open'; detail: string }
   | { kind: 'stopped'; stopReason: 'no_progress' | 'tool_turns_exhausted' };
 
-export interface ToolTurnRunner {
+/**
+ * The step machine's tool port: one call through the request's gate and its span. The guards
+ * after each call (breaker, no-progress, the turn cap) are rules of step-machine.ts.
+ */
+export interface ToolExecutor {
   readonly gate: ToolGate;
-  /**
-   * Runs one model reply's tool calls in order: tool_call / tool_result frames keyed by
-   * tool_call_id (docs/agent-behaviour.md 坑 12), a tool message per call, and the guards after each call.
-   */
-  run(
-    calls: ToolCall[],
-    messages: ChatMessage[],
-    turn: { index: number; max: number },
-  ): Promise<{ executed: number; stop: ToolStop | undefined }>;
+  execute(call: ToolCall, turnIndex: number): Promise<ToolResult>;
 }
 
-export function createToolTurnRunner(options: {
+export function createToolExecutor(options: {
   role: AgentRole;
   scope: RequestScope;
   context: ToolContext;
   emitter: StepEmitter;
   log: Logger;
-}): ToolTurnRunner {
+}): ToolExecutor {
   const { role, context, emitter, log } = options;
   const gate = createToolGate(role, options.scope);
-  const breaker = createToolFailureBreaker();
-  const noProgress = createNoProgressGuard();
 
   const execute = async (call: ToolCall, turnIndex: number): Promise<ToolResult> => {
     const refused = gate.refuse(call.function.name, call.function.arguments);
@@ -86,64 +78,13 @@ export function createToolTurnRunner(options: {
     if (outcome.status === 'error' && outcome.error_type === 'run_not_active') {
       throw new RunFencedError(context.runId, context.epoch, null, null);
     }
+    // Sources are collected here, from the tool, for the author; the model needs only the data
+    // (docs/protocol.md, sources).
+    if (outcome.status === 'ok' && outcome.sources) {
+      context.state.sources = mergeSources(context.state.sources, outcome.sources);
+    }
     return outcome;
   };
 
-  return {
-    gate,
-    async run(calls, messages, turn) {
-      let executed = 0;
-      for (const call of calls) {
-        executed++;
-        emitter.emit(
-          frame('tool_call', context.runId, {
-            agent: role,
-            tool_call_id: call.id,
-            tool_name: call.function.name,
-            arguments: jsonObject(call.function.arguments),
-          }),
-        );
-        const outcome = await execute(call, turn.index);
-        emitter.emit(
-          frame('tool_result', context.runId, {
-            agent: role,
-            tool_call_id: call.id,
-            tool_name: call.function.name,
-            status: outcome.status,
-            ...(outcome.status === 'error' ? { error_type: outcome.error_type } : {}),
-            summary: outcome.status === 'ok' ? outcome.summary : outcome.message,
-          }),
-        );
-        messages.push({ role: 'tool', tool_call_id: call.id, content: JSON.stringify(outcome) });
-        const tripped = breaker.record(call.function.name, outcome);
-        if (tripped) {
-          log.warn({ tool: call.function.name, reason: tripped }, 'tool failure circuit open');
-          return {
-            executed,
-            stop: { kind: 'failed', stopReason: 'tool_failure_circuit_open', detail: tripped },
-          };
-        }
-        if (noProgress.record(outcome, TOOL_SPECS[call.function.name]?.writesFiles === true)) {
-          return { executed, stop: { kind: 'stopped', stopReason: 'no_progress' } };
-        }
-      }
-      if (context.state.handoff || context.state.clarification) return { executed, stop: { kind: 'yield' } };
-      // The model still wanted tools on the last turn the step allows.
-      if (turn.index >= turn.max - 1) {
-        return { executed, stop: { kind: 'stopped', stopReason: 'tool_turns_exhausted' } };
-      }
-      return { executed, stop: undefined };
-    },
-  };
-}
-
-function jsonObject(text: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(text);
-    return value && typeof value === 'object' && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : {};
-  } catch {
-    return {};
-  }
+  return { gate, execute };
 }

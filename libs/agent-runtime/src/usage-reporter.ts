@@ -8,7 +8,7 @@ export interface UsageReporter {
   hookFor(turn: number): (attempt: LlmAttempt) => void;
   /** Waits until every report so far is stored; throws the first publish error. */
   flush(): Promise<void>;
-  /** Provider switches seen in this step (attempts after the first of a call). */
+  /** Provider switches seen in this step (an attempt on another provider than the one before it). */
   readonly failovers: number;
 }
 
@@ -31,8 +31,11 @@ export function createUsageReporter(
   return {
     hookFor(turn) {
       const callIndex = task.step * 1000 + turn;
+      // A retry of the same provider is another attempt but no switch.
+      let previousProvider: string | undefined;
       return (attempt) => {
-        if (attempt.index > 0) failovers++;
+        if (previousProvider !== undefined && attempt.provider !== previousProvider) failovers++;
+        previousProvider = attempt.provider;
         const packed = (deliveryAttempt - 1) * MAX_PROVIDER_ATTEMPTS + attempt.index;
         inFlight.push(
           publishEnvelope(

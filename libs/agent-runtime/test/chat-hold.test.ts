@@ -7,6 +7,7 @@ function recorder() {
   const seen: Array<{ kind: 'text' | 'file' | 'frame'; value: string }> = [];
   const inner: StepEmitter = {
     text: (delta) => seen.push({ kind: 'text', value: delta }),
+    thinking: () => undefined,
     fileDelta: (_fileId, delta) => seen.push({ kind: 'file', value: delta }),
     emit: (value: SseFrame) => seen.push({ kind: 'frame', value: value.type }),
     close: async () => undefined,

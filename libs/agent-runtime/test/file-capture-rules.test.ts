@@ -38,7 +38,7 @@ describe('file capture: fenced code blocks', () => {
     const reply = '```md\n<file>x</file>\n```\n<file>\n第一章\n</file>\n写好了。';
     for (const outcome of everySplit(reply)) {
       expect(outcome).toEqual({
-        text: '```md\n<file>x</file>\n```\n\n写好了。',
+        text: '```md\n<file>x</file>\n```\n写好了。',
         files: ['\n第一章\n'],
         capturing: false,
       });
@@ -92,7 +92,7 @@ describe('file capture: continuing a cut-off body', () => {
     const capture = createFileCapture({ capturing: true });
     expect(capture.capturing).toBe(true);
     expect(capture.feed('接着写。</fi')).toEqual([{ kind: 'file_delta', text: '接着写。' }]);
-    expect(capture.feed('le>\n好了')).toEqual([{ kind: 'file_close' }, { kind: 'text', text: '\n好了' }]);
+    expect(capture.feed('le>\n好了')).toEqual([{ kind: 'file_close' }, { kind: 'text', text: '好了' }]);
     expect(capture.finish()).toEqual([]);
   });
 });

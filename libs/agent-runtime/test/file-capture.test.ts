@@ -56,8 +56,30 @@ describe('createFileCapture', () => {
       { kind: 'file_open' },
       { kind: 'file_delta', text: 'body' },
       { kind: 'file_close' },
-      { kind: 'text', text: '\nDone.' },
+      { kind: 'text', text: 'Done.' },
     ]);
+  });
+
+  it('drops the line break after </file> however the reply is split, and only that one', () => {
+    for (const lineBreak of ['\n', '\r\n']) {
+      const reply = `<file>\n正文\n</file>${lineBreak}\n写完了。\n</file>\n`;
+      for (let first = 0; first <= reply.length; first++) {
+        for (let second = first; second <= reply.length; second++) {
+          const deltas = [reply.slice(0, first), reply.slice(first, second), reply.slice(second)];
+          // The second line break is the author's blank line, kept; a stray lone tag line is dropped.
+          expect(assemble(feedAll(deltas).events), `splits ${first},${second}`).toEqual({
+            text: '\n写完了。\n',
+            files: ['\n正文\n'],
+            open: false,
+          });
+        }
+      }
+    }
+  });
+
+  it('keeps chat text that follows </file> on the same line', () => {
+    const { events } = feedAll(['<file>x</file>', ' 已保存']);
+    expect(assemble(events)).toEqual({ text: ' 已保存', files: ['x'], open: false });
   });
 
   it('reconstructs text and body exactly at every split point of the tags', () => {

@@ -1,28 +1,21 @@
 import type { FileWrite, SseFrame } from '@quill/contracts';
-import type { LlmCallResult, LlmClient, LlmEvent } from '@quill/llm';
+import { LlmCallError, type LlmClient } from '@quill/llm';
+import { createScriptedModel } from '@quill/llm/testing';
 import { createToolRunState, type PendingFile } from '@quill/tools';
 import { describe, expect, it } from 'vitest';
 import type { StepEmitter } from '../src/index.ts';
 import { runModelTurn } from '../src/index.ts';
 
-/** A model that streams the given deltas, then finishes or fails as told. */
-function scriptedModel(deltas: string[], end: { fail?: Error } = {}): LlmClient {
-  return {
-    provider: { name: 'test', model: 'test' },
-    async *streamChat(): AsyncGenerator<LlmEvent, LlmCallResult, undefined> {
-      for (const delta of deltas) yield { type: 'text', delta };
-      if (end.fail) throw end.fail;
-      return {
-        text: deltas.join(''),
-        thinking: '',
-        toolCalls: [],
-        finishReason: 'stop',
-        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2, usage_source: 'provider' },
-        provider: 'test',
-        model: 'test',
-      };
-    },
-  };
+/** A model that streams the given deltas, then finishes or fails mid-stream as told. */
+function scriptedModel(deltas: string[], end: { fail?: boolean } = {}): LlmClient {
+  return createScriptedModel([
+    [
+      ...deltas.map((text) => ({ text })),
+      end.fail
+        ? { error: { kind: 'stream_interrupted' as const } }
+        : { finish: 'stop' as const, usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } },
+    ],
+  ]);
 }
 
 function recordingEmitter() {
@@ -33,6 +26,7 @@ function recordingEmitter() {
     text: (delta) => {
       text += delta;
     },
+    thinking: () => {},
     fileDelta: (_fileId, delta) => {
       body += delta;
     },
@@ -82,7 +76,7 @@ describe('runModelTurn and the <file> capture', () => {
     const result = await run;
     expect(saved).toEqual([{ file: PENDING, body: '雨夜。' }]);
     expect(result.filesWritten).toHaveLength(1);
-    expect(result.text).toBe('\n写好了。');
+    expect(result.text).toBe('写好了。');
     expect(recorded.frames.map((frame) => frame.type)).toEqual(['file_start', 'file_saved']);
     expect(state.pendingFile).toBeUndefined();
     // The model wrote it, so it knows this text: later edits compare against it.
@@ -91,12 +85,11 @@ describe('runModelTurn and the <file> capture', () => {
   });
 
   it('saves the in-progress capture when the stream is aborted mid-body (stop, disconnect, error)', async () => {
-    const abort = Object.assign(new Error('aborted'), { name: 'AbortError' });
     const { run, saved, recorded } = await turn(
-      scriptedModel(['<file>\n第一段。\n', '第二段写到一半'], { fail: abort }),
+      scriptedModel(['<file>\n第一段。\n', '第二段写到一半'], { fail: true }),
       PENDING,
     );
-    await expect(run).rejects.toBe(abort);
+    await expect(run).rejects.toBeInstanceOf(LlmCallError);
     expect(saved).toEqual([{ file: PENDING, body: '第一段。\n第二段写到一半' }]);
     expect(recorded.frames.map((frame) => frame.type)).toEqual(['file_start', 'file_saved']);
   });

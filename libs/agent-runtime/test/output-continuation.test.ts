@@ -1,12 +1,9 @@
-import type { ChatMessage } from '@quill/contracts';
 import { CONTINUATION_PROMPT } from '@quill/llm';
-import type { PendingFile } from '@quill/tools';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createFileCapture } from '../src/file-capture.ts';
 import type { TurnResult } from '../src/model-turn.ts';
-import { createContinuationTracker } from '../src/output-continuation.ts';
-
-const pending: PendingFile = { fileId: 'f1', title: '第一章', fileType: 'draft', baseVersion: 0 };
+import { continuationAfter, mayKeepOpen } from '../src/output-continuation.ts';
 
 function reply(partial: Partial<TurnResult>): TurnResult {
   return {
@@ -25,33 +22,40 @@ function reply(partial: Partial<TurnResult>): TurnResult {
 }
 
 describe('output continuation', () => {
-  it('continues a length cut at most N times, carrying an open <file> body into the next call', () => {
-    const tracker = createContinuationTracker(2);
-    const messages: ChatMessage[] = [];
-    expect(tracker.nextCall()).toEqual({ keepOpenOnLength: true });
-
-    const open = { file: pending, body: '前半' };
-    const cut = reply({ finishReason: 'length', rawText: '<file>\n前半', openCapture: open });
-    expect(tracker.continueAfter(cut, messages)).toBe(true);
-    expect(messages).toEqual([
+  it('continues a length cut while continuations are left, with the partial reply and the request', () => {
+    const cut = reply({ finishReason: 'length', rawText: '<file>\n前半' });
+    expect(continuationAfter(cut, 0, 2)).toEqual([
       { role: 'assistant', content: '<file>\n前半' },
       { role: 'user', content: CONTINUATION_PROMPT },
     ]);
-    expect(tracker.nextCall()).toEqual({ resume: open, keepOpenOnLength: true });
-
-    expect(tracker.continueAfter(reply({ finishReason: 'length', rawText: '中段' }), messages)).toBe(true);
+    expect(continuationAfter(cut, 1, 2)).toHaveLength(2);
     // The last continuation must close whatever it writes: no more follow-ups are allowed.
-    expect(tracker.nextCall()).toEqual({ keepOpenOnLength: false });
-    expect(tracker.continueAfter(reply({ finishReason: 'length' }), messages)).toBe(false);
+    expect(continuationAfter(cut, 2, 2)).toBeUndefined();
+    expect(mayKeepOpen(1, 2)).toBe(true);
+    expect(mayKeepOpen(2, 2)).toBe(false);
   });
 
-  it('does not continue a finished reply; an open body left at the end is handed back for saving', () => {
-    const tracker = createContinuationTracker(0);
-    const open = { file: pending, body: '残稿' };
-    expect(tracker.continueAfter(reply({ finishReason: 'length', openCapture: open }), [])).toBe(false);
-    expect(tracker.takeOpenCapture()).toBe(open);
-    expect(tracker.takeOpenCapture()).toBeUndefined();
-    expect(createContinuationTracker(3).continueAfter(reply({ finishReason: 'stop' }), [])).toBe(false);
+  it('does not continue a finished reply, nor a cut one that called tools', () => {
+    expect(continuationAfter(reply({ finishReason: 'stop' }), 0, 3)).toBeUndefined();
+    const withTools = reply({
+      finishReason: 'length',
+      toolCalls: [{ id: 'c', type: 'function', function: { name: 'query_files', arguments: '{}' } }],
+    });
+    expect(continuationAfter(withTools, 0, 3)).toBeUndefined();
+  });
+
+  it('continues exactly while used < max (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.nat(6),
+        fc.nat(6),
+        fc.constantFrom('stop', 'length', 'tool_calls'),
+        (used, max, finish) => {
+          const more = continuationAfter(reply({ finishReason: finish, rawText: 'x' }), used, max);
+          expect(more !== undefined).toBe(finish === 'length' && used < max);
+        },
+      ),
+    );
   });
 
   it('a capture resumed inside a body treats the continuation as body until </file>', () => {
@@ -59,7 +63,7 @@ describe('output continuation', () => {
     expect(capture.feed('后半。\n</file>\n写完了')).toEqual([
       { kind: 'file_delta', text: '后半。\n' },
       { kind: 'file_close' },
-      { kind: 'text', text: '\n写完了' },
+      { kind: 'text', text: '写完了' },
     ]);
   });
 });

@@ -2,6 +2,7 @@ import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManage
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { type BusNames, busNames } from '@quill/contracts';
 import { type RetryLogger, retryWithBackoff } from './backoff.ts';
+import { type ConnectionState, createConnectionState } from './connection-state.ts';
 
 export interface Bus {
   readonly connection: NatsConnection;
@@ -12,6 +13,8 @@ export interface Bus {
   readonly logger: RetryLogger | undefined;
   /** How a JetStream publish whose ack was lost is retried (README "Fault tolerance"). */
   readonly publishRetry: PublishRetry;
+  /** This connection's own bookkeeping (quiet-publish batches, reconnect listeners, pulled consumers). */
+  readonly state: ConnectionState;
   /** Drains subscriptions and pending publishes, then closes. */
   close(): Promise<void>;
 }
@@ -65,13 +68,15 @@ export async function connectBus(options: BusOptions): Promise<Bus> {
       () => jetstreamManager(connection, { timeout: JETSTREAM_API_TIMEOUT_MS }),
       { what: `JetStream at ${options.url}`, logger: options.logger, signal: options.signal },
     );
+    const publishRetry = { ackTimeoutMs: 3000, deadlineMs: 15_000, ...options.publishRetry };
     return {
       connection,
       js,
       jsm,
       names: busNames(options.namespace),
       logger: options.logger,
-      publishRetry: { ackTimeoutMs: 3000, deadlineMs: 15_000, ...options.publishRetry },
+      publishRetry,
+      state: createConnectionState(connection, publishRetry.ackTimeoutMs),
       async close() {
         if (connection.isClosed()) return;
         await connection.drain().catch(() => connection.close());

@@ -11,19 +11,17 @@ export interface ConsumerLag {
   redelivered: number;
 }
 
-// Which durable consumers this process pulls, per connection, so its metrics report the lag of
-// exactly the consumers it serves (a writer its roles, the router RUNS, billing the usage ledger).
-const pulled = new WeakMap<Bus, Map<string, { stream: string; consumer: string }>>();
-
+/**
+ * Remembers a durable consumer this connection pulls, so its metrics report the lag of exactly
+ * the consumers it serves (a writer its roles, the router RUNS, billing the usage ledger).
+ */
 export function trackConsumer(bus: Bus, stream: string, consumer: string): void {
-  const consumers = pulled.get(bus) ?? new Map<string, { stream: string; consumer: string }>();
-  pulled.set(bus, consumers);
-  consumers.set(`${stream}/${consumer}`, { stream, consumer });
+  bus.state.pulledConsumers.set(`${stream}/${consumer}`, { stream, consumer });
 }
 
 /** One JetStream consumer info call per pulled consumer; one that fails is left out. */
 export async function consumerLag(bus: Bus): Promise<ConsumerLag[]> {
-  const consumers = [...(pulled.get(bus)?.values() ?? [])];
+  const consumers = [...bus.state.pulledConsumers.values()];
   const infos = await Promise.allSettled(
     consumers.map(async ({ stream, consumer }) => {
       const info = await bus.jsm.consumers.info(stream, consumer);

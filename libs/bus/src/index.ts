@@ -2,6 +2,7 @@ export { type AckedPublisher, createAckedPublisher, PublishAckError } from './ac
 export { backoffDelay, isTransientNatsError, type RetryOptions, retryWithBackoff } from './backoff.ts';
 export { decodeEnvelope, encodeJson, InvalidEnvelopeError, runIdFromSubject } from './codec.ts';
 export { type Bus, type BusOptions, connectBus } from './connection.ts';
+export type { ConnectionState } from './connection-state.ts';
 export {
   ack,
   type ConsumerHandle,

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { type PubAck, PubHeaders } from '@nats-io/jetstream';
 import type { z } from 'zod';
-import { type AckedPublisher, createAckedPublisher, PublishAckError } from './acked-publisher.ts';
+import { PublishAckError } from './acked-publisher.ts';
 import { isTransientNatsError, type RetryLogger, retryWithBackoff } from './backoff.ts';
 import { encodeJson } from './codec.ts';
 import type { Bus } from './connection.ts';
+import type { PublishBatches } from './connection-state.ts';
 import { SpanKind, tracedHeaders, withSpan } from './tracing.ts';
 
 export interface PublishOptions {
@@ -36,7 +37,7 @@ export async function publishEnvelope<S extends z.ZodType>(
     // The caller's trace context is read now: the deferred send runs in another one.
     const headers = tracedHeaders();
     headers.set(PubHeaders.MsgIdHdr, msgId);
-    const publisher = ackedPublisherFor(bus);
+    const publisher = bus.state.ackedPublisher();
     // Frames are many: their retries are not logged one by one.
     return inNextBatch(bus, () =>
       retryLostPublish(bus, subject, undefined, () => publisher.publish(subject, data, headers)),
@@ -83,26 +84,6 @@ function isLostPublish(error: unknown): boolean {
   return isTransientNatsError(error) || /503/.test((error as Error)?.message ?? '');
 }
 
-const publishers = new WeakMap<Bus, AckedPublisher>();
-
-function ackedPublisherFor(bus: Bus): AckedPublisher {
-  let publisher = publishers.get(bus);
-  if (!publisher) {
-    publisher = createAckedPublisher(bus.connection, { timeoutMs: bus.publishRetry.ackTimeoutMs });
-    publishers.set(bus, publisher);
-  }
-  return publisher;
-}
-
-interface PublishBatches {
-  queue: Array<() => Promise<unknown>>;
-  /** Batches sent whose acks have not all come back. */
-  inFlight: number;
-  scheduled: boolean;
-  timer: NodeJS.Timeout | undefined;
-}
-
-const batchesByBus = new WeakMap<Bus, PublishBatches>();
 /** The longest a quiet publish waits for the previous batch's acks before it goes anyway. */
 const MAX_HOLD_MS = 2;
 
@@ -115,12 +96,7 @@ const MAX_HOLD_MS = 2;
  * share one write and one read, and the busier it gets the bigger the batches.
  */
 function inNextBatch<T>(bus: Bus, send: () => Promise<T>): Promise<T> {
-  let batches = batchesByBus.get(bus);
-  if (!batches) {
-    batches = { queue: [], inFlight: 0, scheduled: false, timer: undefined };
-    batchesByBus.set(bus, batches);
-  }
-  const state = batches;
+  const state = bus.state.batches;
   return new Promise<T>((resolve, reject) => {
     state.queue.push(() => send().then(resolve, reject));
     if (state.scheduled || state.timer) return;

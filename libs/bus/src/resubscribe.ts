@@ -2,27 +2,22 @@ import { type ConsumerMessages, DeliverPolicy, type JsMsg } from '@nats-io/jetst
 import { backoffDelay, isTransientNatsError } from './backoff.ts';
 import type { Bus } from './connection.ts';
 
-const listenersByBus = new WeakMap<Bus, Set<() => void>>();
-
 /**
  * Calls `listener` after every reconnect of the bus's connection (one status watcher per
  * connection, however many readers). Returns the function that stops listening.
  */
 export function onReconnect(bus: Bus, listener: () => void): () => void {
-  let listeners = listenersByBus.get(bus);
-  if (!listeners) {
-    const created = new Set<() => void>();
-    listenersByBus.set(bus, created);
-    listeners = created;
+  const { state } = bus;
+  if (!state.watchingStatus) {
+    state.watchingStatus = true;
     void (async () => {
       for await (const status of bus.connection.status()) {
-        if (status.type === 'reconnect') for (const each of [...created]) each();
+        if (status.type === 'reconnect') for (const each of [...state.reconnectListeners]) each();
       }
     })().catch(() => undefined);
   }
-  const set = listeners;
-  set.add(listener);
-  return () => set.delete(listener);
+  state.reconnectListeners.add(listener);
+  return () => state.reconnectListeners.delete(listener);
 }
 
 export interface ResubscribingReader extends AsyncIterable<JsMsg> {

@@ -6,6 +6,10 @@ export class QuillApiError extends Error {
   readonly code: ErrorCode | 'unexpected_response';
   readonly retryable: boolean;
   readonly fields: Readonly<Record<string, readonly string[]>> | undefined;
+  /** On 409 `restore_conflict`: what changed since (README "Snapshots, undo and branches"). */
+  readonly conflicts:
+    | ReadonlyArray<{ file_id: string | null; title: string; changed_by: string }>
+    | undefined;
   constructor(status: number, body: unknown) {
     const parsed = ErrorResponse.safeParse(body);
     const code = parsed.success && isErrorCode(parsed.data.error.code) ? parsed.data.error.code : undefined;
@@ -15,5 +19,6 @@ export class QuillApiError extends Error {
     this.code = code ?? 'unexpected_response';
     this.retryable = parsed.success ? parsed.data.error.retryable : status >= 500;
     this.fields = parsed.success ? parsed.data.error.fields : undefined;
+    this.conflicts = parsed.success ? parsed.data.error.conflicts : undefined;
   }
 }

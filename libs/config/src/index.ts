@@ -1,3 +1,4 @@
+export { type DerivedSettings, deriveSettings } from './derived.ts';
 export {
   type Config,
   type ConfigConflict,

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { parse as parseDotenv } from 'dotenv';
 import { z } from 'zod';
+import { type DerivedSettings, deriveSettings } from './derived.ts';
 import { CONFIG_KEYS, ConfigSchema, type ConfigValues } from './schema.ts';
 import { productionSecretIssues, type SecretUse } from './secrets.ts';
 
@@ -16,6 +17,8 @@ export interface ConfigConflict {
 export type Config = Readonly<ConfigValues> & {
   readonly instanceId: string;
   readonly conflicts: readonly ConfigConflict[];
+  /** Settings computed from the ones above, once (derived.ts). */
+  readonly derived: DerivedSettings;
 };
 
 export class ConfigError extends Error {
@@ -86,6 +89,7 @@ export function loadConfig(source: ConfigSource = {}): Config {
     ...values,
     instanceId: values.SERVICE_INSTANCE_ID ?? `${hostname()}-${process.pid}`,
     conflicts: Object.freeze(conflicts),
+    derived: deriveSettings(values),
   });
 }
 

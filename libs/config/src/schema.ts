@@ -14,6 +14,13 @@ const optionalPositiveInt = z.preprocess(
   z.coerce.number().int().min(1).optional(),
 );
 
+const outputTokensField = z.enum(['max_tokens', 'max_completion_tokens', 'none']).default('max_tokens');
+const userField = z.enum(['user', 'safety_identifier', 'none']).default('user');
+const quillHeaders = z
+  .enum(['auto', 'true', '1', 'false', '0'])
+  .default('auto')
+  .transform((value) => (value === 'auto' ? ('auto' as const) : value === 'true' || value === '1'));
+
 /** Every setting with the default that runs locally (docs/agent-behaviour.md §四). Names are the env var names. */
 export const ConfigSchema = z.object({
   QUILL_ENV_PRIORITY: z.enum(['dotenv', 'process', 'none']).default('dotenv'),
@@ -108,6 +115,24 @@ export const ConfigSchema = z.object({
   LLM_BREAKER_WINDOW_S: int(30, 1),
   LLM_BREAKER_COOLDOWN_S: int(30, 1),
   LLM_PIN_TTL_S: int(1800, 1),
+  // A same-provider retry (no other provider left): the wait when the provider sent no
+  // retry-after, and the longest retry-after honoured (a longer one fails the call at once).
+  LLM_RETRY_DELAY_MS: int(1000, 0),
+  LLM_RETRY_AFTER_MAX_S: int(10, 0),
+  // The output cap sent with each call (docs/agent-behaviour.md "Provider requests"); `role=n,…`
+  // overrides it per role, e.g. `router=1024,suggest=512`.
+  LLM_MAX_OUTPUT_TOKENS: int(8192, 1),
+  LLM_ROLE_MAX_OUTPUT_TOKENS: optionalString,
+  // Per provider: the field the cap goes in, the field of the session's opaque end-user id,
+  // whether to send prompt_cache_key, and whether x-quill-* headers go out (auto: loopback only).
+  LLM_PRIMARY_OUTPUT_TOKENS_FIELD: outputTokensField,
+  LLM_BACKUP_OUTPUT_TOKENS_FIELD: outputTokensField,
+  LLM_PRIMARY_USER_FIELD: userField,
+  LLM_BACKUP_USER_FIELD: userField,
+  LLM_PRIMARY_PROMPT_CACHE_KEY: bool.default(false),
+  LLM_BACKUP_PROMPT_CACHE_KEY: bool.default(false),
+  LLM_PRIMARY_QUILL_HEADERS: quillHeaders,
+  LLM_BACKUP_QUILL_HEADERS: quillHeaders,
   AGENT_MAX_OUTPUT_CONTINUATIONS: int(3),
 
   // llm: the router model picks the agent and plan; off: the writer alone (quality mode always routes).
@@ -151,6 +176,9 @@ export const ConfigSchema = z.object({
   BILLING_RECONCILE_MIN_AGE_S: int(30),
 
   ROLES: z.string().default('planner,hook_designer,writer'),
+  // Appended to every role prompt the service carries: a deploy-time prompt change without a
+  // rebuild; it makes a new definition version that only new sessions get (docs/kernel.md).
+  ROLE_PROMPT_REVISION: z.string().default(''),
   WORKER_CONCURRENCY: int(8, 1),
   // On SIGTERM a worker lets its in-flight steps finish for this long, then hands the rest back
   // with their journal (docs/ai-writes.md), so another worker continues them at once.

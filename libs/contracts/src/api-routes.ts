@@ -1,4 +1,18 @@
 import type { z } from 'zod';
+import {
+  AcceptArtifactBody,
+  ArtifactDecisionResponse,
+  ArtifactListQuery,
+  ArtifactListResponse,
+  ProjectArtifactParams,
+  ProjectSettingsBody,
+  ProjectSettingsResponse,
+  RejectArtifactBody,
+  RequestRevisionBody,
+  RevisionResponse,
+  RunArtifactsResponse,
+  SessionDefinitionsResponse,
+} from './artifacts.ts';
 import { ContextTraceResponse, FileVisibilityBody } from './context.ts';
 import {
   AcceptDraftBody,
@@ -50,6 +64,23 @@ import {
   UserResponse,
 } from './product.ts';
 import { SkillNameParams, SkillPatchBody } from './skills.ts';
+import {
+  BranchListResponse,
+  BranchSwitchResponse,
+  CreateBranchBody,
+  CreateSnapshotBody,
+  ListSnapshotsQuery,
+  ProjectSnapshotParams,
+  RegenerateBody,
+  RegenerateResponse,
+  RestoreBody,
+  RestoreResponse,
+  SessionBranchParams,
+  SnapshotDiffQuery,
+  SnapshotDiffResponse,
+  SnapshotListResponse,
+  SnapshotResponse,
+} from './snapshots.ts';
 import { RunEventsQuery, RunEventsResponse, StreamQuery, StreamTicketResponse } from './stream-ticket.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -299,9 +330,124 @@ export const API_ROUTES: readonly ApiRoute[] = [
       body: AcceptDraftBody,
     },
   ),
+  route('GET', '/projects/:projectId/artifacts', "The project's AI artifacts and their acceptance state", {
+    params: ProjectIdParams,
+    query: ArtifactListQuery,
+    success: ok(ArtifactListResponse),
+  }),
+  route('GET', '/agent/runs/:runId/artifacts', "A run's artifacts; whether any await acceptance", {
+    params: RunIdParams,
+    success: ok(RunArtifactsResponse),
+  }),
+  route(
+    'POST',
+    '/projects/:projectId/artifacts/:artifactId/accept',
+    "Accept an artifact as the file's text",
+    {
+      params: ProjectArtifactParams,
+      body: AcceptArtifactBody,
+      success: ok(ArtifactDecisionResponse),
+    },
+  ),
+  route(
+    'POST',
+    '/projects/:projectId/artifacts/:artifactId/reject',
+    'Reject an artifact (the previous text stays)',
+    {
+      params: ProjectArtifactParams,
+      body: RejectArtifactBody,
+      success: ok(ArtifactDecisionResponse),
+    },
+  ),
+  route(
+    'POST',
+    '/projects/:projectId/artifacts/:artifactId/request-revision',
+    'Ask for a revision with a comment (starts a revision run)',
+    {
+      params: ProjectArtifactParams,
+      body: RequestRevisionBody,
+      success: { status: 202, body: RevisionResponse },
+    },
+  ),
+  route('GET', '/projects/:projectId/settings', "The project's acceptance setting", {
+    params: ProjectIdParams,
+    success: ok(ProjectSettingsResponse),
+  }),
+  route(
+    'PUT',
+    '/projects/:projectId/settings',
+    'Review AI texts before they count, or accept them as saved',
+    {
+      params: ProjectIdParams,
+      body: ProjectSettingsBody,
+      success: ok(ProjectSettingsResponse),
+    },
+  ),
+  route('GET', '/sessions/:sessionId/definitions', 'The role definitions a session is pinned to', {
+    params: SessionIdParams,
+    success: ok(SessionDefinitionsResponse),
+  }),
+  route('POST', '/sessions/:sessionId/definitions/upgrade', 'Re-pin a session to the current definitions', {
+    params: SessionIdParams,
+    success: ok(SessionDefinitionsResponse),
+  }),
   route('PUT', '/projects/:projectId/files/:fileId/visibility', 'Which agent roles may see a file', {
     params: ProjectFileParams,
     body: FileVisibilityBody,
+  }),
+  // Snapshots, undo and branches (README "Snapshots, undo and branches").
+  route('GET', '/projects/:projectId/snapshots', "The project's snapshots, newest first", {
+    params: ProjectIdParams,
+    query: ListSnapshotsQuery,
+    success: ok(SnapshotListResponse),
+  }),
+  route('POST', '/projects/:projectId/snapshots', "Take a snapshot of the project's files and notes", {
+    params: ProjectIdParams,
+    body: CreateSnapshotBody,
+    success: { status: 201, body: SnapshotResponse },
+  }),
+  route('GET', '/projects/:projectId/snapshots/:snapshotId', 'One snapshot with its file list', {
+    params: ProjectSnapshotParams,
+    success: ok(SnapshotResponse),
+  }),
+  route('GET', '/projects/:projectId/snapshots/:snapshotId/diff', 'A snapshot against another or now', {
+    params: ProjectSnapshotParams,
+    query: SnapshotDiffQuery,
+    success: ok(SnapshotDiffResponse),
+  }),
+  route(
+    'POST',
+    '/projects/:projectId/snapshots/:snapshotId/restore',
+    'Restore a snapshot (as new versions)',
+    {
+      params: ProjectSnapshotParams,
+      body: RestoreBody,
+      success: ok(RestoreResponse),
+    },
+  ),
+  route('POST', '/agent/runs/:runId/undo', 'Undo everything a run did to files and notes', {
+    params: RunIdParams,
+    body: RestoreBody,
+    success: ok(RestoreResponse),
+  }),
+  route('GET', '/sessions/:sessionId/branches', "A session's branches (alternatives)", {
+    params: SessionIdParams,
+    success: ok(BranchListResponse),
+  }),
+  route('POST', '/sessions/:sessionId/branches', 'Branch the session after a message and switch to it', {
+    params: SessionIdParams,
+    body: CreateBranchBody,
+    success: { status: 201, body: BranchSwitchResponse },
+  }),
+  route('POST', '/sessions/:sessionId/branches/:branchId/activate', 'Switch to a branch (files follow)', {
+    params: SessionBranchParams,
+    body: RestoreBody,
+    success: ok(BranchSwitchResponse),
+  }),
+  route('POST', '/sessions/:sessionId/regenerate', 'Regenerate the last reply on a new branch', {
+    params: SessionIdParams,
+    body: RegenerateBody,
+    success: { status: 201, body: RegenerateResponse },
   }),
   route('POST', '/skills/import', 'Import a skill package (zip)', { body: 'zip', success: { status: 201 } }),
   route('GET', '/skills', "The caller's skills"),

@@ -4,6 +4,7 @@ import { FileOperation } from './context.ts';
 import { ERROR_CATALOG, ERROR_CODES, type ErrorCode } from './errors.ts';
 import { BodyPartialReason, DraftReason, SseFrame, WorkflowStoppedReason } from './frames.ts';
 import { AgentRole, GenerationMode, Phase, UiLanguage } from './roles.ts';
+import { Source } from './sources.ts';
 
 /**
  * Bus envelopes. Every body carries `v`; a consumer validates with these schemas and terminates
@@ -47,6 +48,9 @@ export const TaskEnvelope = z.object({
   // Seed 000 CHAT_HOLD: chat text after the first body write is returned as held_text, not streamed;
   // the router releases it unchanged or discards it when the draft really goes to review.
   hold_chat: z.boolean().optional(),
+  // The language the author writes this turn in: chat text shaping hides English process
+  // narration next to tool calls from a Chinese-writing author (docs/agent-behaviour.md).
+  author_language: UiLanguage.optional(),
 });
 export type TaskEnvelope = z.infer<typeof TaskEnvelope>;
 
@@ -81,10 +85,14 @@ export const StepResult = z.object({
   // Produced by the handoff_to_agent / request_clarification tools; the router decides what happens.
   handoff: z.object({ to_agent: AgentRole, reason: z.string() }).optional(),
   clarification: z.object({ question: z.string() }).optional(),
+  // Questions for the author the step recorded with note_question_for_author (typed, not from prose).
+  author_questions: z.array(z.string()).optional(),
   // Workflow evidence: the held chat suffix of final_text (hold_chat tasks) and
   // whether the step's last reply ended right after a completed, saved <file> block.
   held_text: z.string().optional(),
   ended_on_file_block: z.boolean().optional(),
+  // What the step's tools read (docs/protocol.md, sources), de-duplicated; the run's `done` merges them.
+  sources: z.array(Source).optional(),
   model_calls: z.number().int().nonnegative(),
   tool_calls: z.number().int().nonnegative(),
 });

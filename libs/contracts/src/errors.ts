@@ -1,3 +1,6 @@
+import { errorMessage } from './error-messages.ts';
+import type { UiLanguage } from './roles.ts';
+
 /**
  * The one error catalog. Every code has a fixed author-facing message (details go to logs with
  * the trace id, never to a client), an HTTP status when it can surface from the API, and the
@@ -32,8 +35,17 @@ export const ERROR_CATALOG = {
   not_found: spec(404, 'Not found.'),
   session_busy: spec(409, 'This session already has a run in progress.', true),
   no_active_run: spec(409, 'This session has no run in progress.'),
-  // Optimistic concurrency on the author's file saves (expected_version is not the current one).
+  // Optimistic concurrency on the author's file saves (expected_version is not the current one),
+  // and a stale structured-state commit that could not be merged (the body then carries
+  // `current`, docs/kernel.md "Commits with rev").
   version_conflict: spec(409, 'The file changed since you opened it; reload it and try again.'),
+  // Undo / restore / branch switch over changes made since (docs/kernel.md "Snapshots and undo").
+  restore_conflict: spec(
+    409,
+    'Some files changed since then; restoring would undo those changes. Review them or restore with force.',
+  ),
+  // Artifacts (docs/kernel.md "Artifacts and acceptance").
+  artifact_not_open: spec(409, 'This AI draft was already accepted or rejected.'),
   // Members and accounts (README "HTTP API").
   member_exists: spec(409, 'That person is already a member of this project.'),
   email_taken: spec(409, 'An account with this e-mail address already exists.'),
@@ -102,8 +114,12 @@ export function isErrorCode(value: string): value is ErrorCode {
   return Object.hasOwn(ERROR_CATALOG, value);
 }
 
-/** The JSON body every HTTP error response carries. */
-export function errorBody(code: ErrorCode, fields?: Record<string, string[]>) {
-  const { message, retryable } = ERROR_CATALOG[code];
+/**
+ * The JSON body every HTTP error response carries; `message` in the requester's language
+ * (error-messages.ts), the code the same in every language.
+ */
+export function errorBody(code: ErrorCode, fields?: Record<string, string[]>, language: UiLanguage = 'en') {
+  const { retryable } = ERROR_CATALOG[code];
+  const message = errorMessage(code, language);
   return fields ? { error: { code, message, retryable, fields } } : { error: { code, message, retryable } };
 }

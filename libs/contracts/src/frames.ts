@@ -1,6 +1,8 @@
 import { z } from 'zod';
-import { ERROR_CATALOG, ERROR_CODES, type ErrorCode } from './errors.ts';
-import { AgentRole, GenerationMode, WorkflowPlanName } from './roles.ts';
+import { errorMessage } from './error-messages.ts';
+import { ERROR_CATALOG, ERROR_CODES, type ErrorCode, isErrorCode } from './errors.ts';
+import { AgentRole, GenerationMode, type UiLanguage, WorkflowPlanName } from './roles.ts';
+import { Source } from './sources.ts';
 import { isoNow } from './time.ts';
 
 /**
@@ -92,6 +94,8 @@ export const FrameSchemas = {
     status: z.enum(['ok', 'error']),
     error_type: z.string().optional(),
     summary: z.string(),
+    // The project material this call read, from the tool itself (docs/protocol.md, sources).
+    sources: z.array(Source).optional(),
   }),
   // Progress of a long tool call (parallel_execute) on its card, keyed by tool_call_id (docs/agent-behaviour.md 坑 12).
   tool_progress: z.object({
@@ -175,7 +179,8 @@ export const FrameSchemas = {
     refundable: z.boolean(),
   }),
   quota_refunded: z.object({ ...base, type: z.literal('quota_refunded'), credits: z.number().int() }),
-  done: z.object({ ...base, type: z.literal('done') }),
+  // `sources`: every source the run's tools read, de-duplicated (docs/protocol.md, sources).
+  done: z.object({ ...base, type: z.literal('done'), sources: z.array(Source).optional() }),
 } as const;
 
 export type FrameType = keyof typeof FrameSchemas;
@@ -217,10 +222,24 @@ export function frame<T extends FrameType>(
   return { type, run_id: runId, ts: isoNow(), ...fields } as FrameOf<T>;
 }
 
-/** The `error` frame for a catalog code: fixed message and flags, never internal detail. */
-export function errorFrame(runId: string, code: ErrorCode): FrameOf<'error'> {
-  const { message, retryable, refundable } = ERROR_CATALOG[code];
-  return frame('error', runId, { code, message, retryable, refundable });
+/**
+ * The `error` frame for a catalog code: fixed message (in the author's UI language) and flags,
+ * never internal detail.
+ */
+export function errorFrame(runId: string, code: ErrorCode, language: UiLanguage = 'en'): FrameOf<'error'> {
+  const { retryable, refundable } = ERROR_CATALOG[code];
+  return frame('error', runId, { code, message: errorMessage(code, language), retryable, refundable });
+}
+
+/**
+ * A frame as a reader in `language` sees it: an `error` frame's message in that language (the
+ * gateway applies it per stream, so fallback terminals sent without knowing the author read
+ * right too); every other frame unchanged.
+ */
+export function localizeFrame<T extends SseFrame>(value: T, language: UiLanguage): T {
+  if (value.type !== 'error' || !isErrorCode(value.code)) return value;
+  const message = errorMessage(value.code, language);
+  return message === value.message ? value : { ...value, message };
 }
 
 export function isTerminalFrame(value: SseFrame): boolean {

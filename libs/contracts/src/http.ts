@@ -137,12 +137,22 @@ export const AcceptDraftBody = z.strictObject({
 export type AcceptDraftBody = z.infer<typeof AcceptDraftBody>;
 
 /** The one HTTP error body (README "HTTP API"): a catalog code, its fixed message, the flag. */
+/** A 409 `restore_conflict`'s entry: what someone changed that the restore would undo (docs/kernel.md). */
+export const RestoreConflictView = z.object({
+  file_id: z.uuid().nullable(),
+  title: z.string(),
+  changed_by: z.enum(['author', 'run', 'restore']),
+  run_id: z.uuid().nullable(),
+});
 export const ErrorResponse = z.strictObject({
   error: z.strictObject({
     code: z.enum(ERROR_CODES as [string, ...string[]]),
     message: z.string(),
     retryable: z.boolean(),
     fields: z.record(z.string(), z.array(z.string())).optional(),
+    conflicts: z.array(RestoreConflictView).optional(),
   }),
+  /** On a rev conflict (docs/kernel.md "Commits with rev"): the value and rev that stand now. */
+  current: z.record(z.string(), z.unknown()).optional(),
 });
 export type ErrorResponse = z.infer<typeof ErrorResponse>;

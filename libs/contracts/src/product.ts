@@ -35,6 +35,8 @@ export const CreateProjectBody = z.strictObject({
   title,
   project_type: ProjectType.default('novel'),
   language: ProjectLanguage.default('zh'),
+  /** `review` (the default): the author accepts each AI text; `auto`: it is accepted as saved. */
+  artifact_acceptance: z.enum(['auto', 'review']).default('review'),
 });
 export type CreateProjectBody = z.infer<typeof CreateProjectBody>;
 export const UpdateProjectBody = z

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { SseFrame } from './frames.ts';
+import { UiLanguage } from './roles.ts';
 
 /**
  * Stream tickets: a browser's native EventSource cannot send an Authorization header, so it
@@ -24,6 +25,8 @@ export type StreamTicketResponse = z.infer<typeof StreamTicketResponse>;
 export const StreamQuery = z.strictObject({
   ticket: StreamTicket.optional(),
   last_event_id: z.coerce.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional(),
+  // The language error messages on this stream are shown in (docs/protocol.md); codes never change.
+  ui_language: UiLanguage.optional(),
 });
 export type StreamQuery = z.infer<typeof StreamQuery>;
 

@@ -4,9 +4,13 @@ import { describe, expect, it } from 'vitest';
 import {
   ERROR_CATALOG,
   ERROR_CODES,
+  ERROR_MESSAGES_ZH,
   type ErrorCode,
   errorBody,
+  errorFrame,
+  errorMessage,
   isErrorCode,
+  localizeFrame,
   QuillError,
 } from '../src/index.ts';
 
@@ -72,6 +76,39 @@ describe('ERROR_CATALOG', () => {
     for (const code of RESERVED_FOR_LATER) expect(isErrorCode(code), code).toBe(true);
     const nowUsed = RESERVED_FOR_LATER.filter((code) => used.has(code));
     expect(nowUsed, 'these reserved codes are used now: remove them from RESERVED_FOR_LATER').toEqual([]);
+  });
+});
+
+describe('error messages in both languages', () => {
+  // Adding a code means adding both texts: English in ERROR_CATALOG, Chinese in error-messages.ts.
+  it.each(ERROR_CODES)('%s has an English and a Chinese message', (code) => {
+    const zh = ERROR_MESSAGES_ZH[code];
+    expect(zh, `${code} has no Chinese message in error-messages.ts`).toBeTypeOf('string');
+    expect(zh!.trim()).toBe(zh);
+    expect(zh).toMatch(/[\u3400-\u9fff]/);
+    expect(zh).not.toMatch(/\n|\.ts\b|Error:|\$\{|undefined|null/);
+    expect(ERROR_CATALOG[code].message).not.toMatch(/[\u3400-\u9fff]/);
+    expect(errorMessage(code, 'zh')).toBe(zh);
+    expect(errorMessage(code, 'en')).toBe(ERROR_CATALOG[code].message);
+  });
+
+  it('has no Chinese message for a code the catalog does not have', () => {
+    expect(Object.keys(ERROR_MESSAGES_ZH).filter((code) => !isErrorCode(code))).toEqual([]);
+  });
+
+  it('keeps the code and flags and changes only the message with the language', () => {
+    expect(errorBody('session_busy', undefined, 'zh')).toEqual({
+      error: { code: 'session_busy', message: ERROR_MESSAGES_ZH.session_busy, retryable: true },
+    });
+    const zh = errorFrame('r1', 'model_error', 'zh');
+    const en = errorFrame('r1', 'model_error');
+    expect({ ...zh, ts: '', message: '' }).toEqual({ ...en, ts: '', message: '' });
+    expect(zh.message).toBe(ERROR_MESSAGES_ZH.model_error);
+    expect(en.message).toBe(ERROR_CATALOG.model_error.message);
+    expect(localizeFrame(en, 'zh')).toEqual(zh.message === en.message ? en : { ...en, message: zh.message });
+    expect(localizeFrame(zh, 'en').message).toBe(en.message);
+    const text = { type: 'text', run_id: 'r1', ts: '', agent: 'writer', content: 'x' } as const;
+    expect(localizeFrame(text, 'zh')).toBe(text);
   });
 });
 

@@ -1,3 +1,4 @@
+import { recordAiArtifact } from './artifacts.ts';
 import { FILE_COLUMNS, type FileRow, type ProjectFile, toFile } from './files.ts';
 import { isUuid } from './ids.ts';
 import type { Queryable } from './pool.ts';
@@ -76,6 +77,17 @@ export async function saveAiBody(db: Queryable, input: AiBodyInput): Promise<AiB
        RETURNING version`,
       [target.id, input.content, input.runId, input.writeKey, partial],
     );
+    // The body is an artifact version: the fact once accepted (docs/kernel.md).
+    await recordAiArtifact(db, {
+      projectId: input.projectId,
+      runId: input.runId,
+      writeKey: input.writeKey,
+      fileId: target.id,
+      textFileId: target.id,
+      placement: 'in_file',
+      version: rows[0]!.version,
+      baseVersion: target.version,
+    });
     return {
       kind: 'saved',
       fileId: target.id,
@@ -108,6 +120,17 @@ export async function saveAiBody(db: Queryable, input: AiBodyInput): Promise<AiB
       partial,
     ],
   );
+  // A draft is an artifact whose text sits next to its file, waiting for the author.
+  await recordAiArtifact(db, {
+    projectId: input.projectId,
+    runId: input.runId,
+    writeKey: input.writeKey,
+    fileId: target ? target.id : null,
+    textFileId: rows[0]!.id,
+    placement: 'draft',
+    version: 1,
+    baseVersion: null,
+  });
   return {
     kind: 'drafted',
     fileId: rows[0]!.id,

@@ -13,9 +13,16 @@ export interface FileSummary {
   visibility: string;
   chars: number;
   version: number;
+  /**
+   * Set when the file's current text is an AI artifact the author has not accepted (a draft, or
+   * an in-file write under review): the compiler labels it a draft, never the fact.
+   */
+  unaccepted: UnacceptedState | null;
   createdAt: string;
   updatedAt: string;
 }
+
+export type UnacceptedState = 'drafted' | 'under_review' | 'revision_requested';
 
 interface SummaryRow {
   id: string;
@@ -25,6 +32,7 @@ interface SummaryRow {
   visibility: string;
   chars: number;
   version: number;
+  unaccepted: UnacceptedState | null;
   created_at: string;
   updated_at: string;
 }
@@ -32,10 +40,14 @@ interface SummaryRow {
 export async function listFileSummaries(db: Queryable, projectId: string): Promise<FileSummary[]> {
   if (!isUuid(projectId)) return [];
   const { rows } = await db.query<SummaryRow>(
-    `SELECT id, folder, title, file_type, visibility, char_length(content) AS chars, version,
-            created_at, updated_at
-     FROM files WHERE project_id = $1 AND NOT deleted
-     ORDER BY folder, title, created_at`,
+    `SELECT f.id, f.folder, f.title, f.file_type, f.visibility, char_length(f.content) AS chars, f.version,
+            f.created_at, f.updated_at,
+            (SELECT a.state FROM artifacts a
+             WHERE a.text_file_id = f.id AND a.state IN ('drafted', 'under_review', 'revision_requested')
+               AND (a.placement = 'draft' OR a.version = f.version)
+             ORDER BY a.created_at DESC LIMIT 1) AS unaccepted
+     FROM files f WHERE f.project_id = $1 AND NOT f.deleted
+     ORDER BY f.folder, f.title, f.created_at`,
     [projectId],
   );
   return rows.map((row) => ({
@@ -46,6 +58,7 @@ export async function listFileSummaries(db: Queryable, projectId: string): Promi
     visibility: row.visibility,
     chars: row.chars,
     version: row.version,
+    unaccepted: row.unaccepted,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   }));

@@ -8,6 +8,45 @@ export {
   saveAiBody,
 } from './ai-writes.ts';
 export {
+  type ArtifactDecision,
+  acceptArtifact,
+  linkRevisionRun,
+  rejectArtifact,
+  requestArtifactRevision,
+  undoArtifactDecision,
+} from './artifact-decisions.ts';
+export {
+  type Artifact,
+  type ArtifactAcceptance,
+  type ArtifactFinding,
+  type ArtifactPlacement,
+  type ArtifactState,
+  attachReviewFindings,
+  findDraftArtifact,
+  getArtifact,
+  getArtifactAcceptance,
+  listArtifacts,
+  listUnacceptedTexts,
+  OPEN_ARTIFACT_STATES,
+  recordAiArtifact,
+  runAwaitsAcceptance,
+  setArtifactAcceptance,
+  stepOfWriteKey,
+  type UnacceptedText,
+} from './artifacts.ts';
+export {
+  activePathMessages,
+  type Branch,
+  createBranch,
+  ensureActiveBranch,
+  forkSnapshotRun,
+  getBranch,
+  listBranches,
+  type PathMessage,
+  setActiveBranch,
+  setBranchHead,
+} from './branches.ts';
+export {
   type FileSearchHit,
   type FileSummary,
   getFileContents,
@@ -16,8 +55,23 @@ export {
   listRunWrittenFileIds,
   searchFiles,
   setFileVisibility,
+  type UnacceptedState,
 } from './context-files.ts';
 export { insertContextTrace, listContextTraces, type StoredContextTrace } from './context-traces.ts';
+export {
+  buildRoleDefinition,
+  type DefinitionSettings,
+  definitionHash,
+  listRunDefinitions,
+  type PinnedDefinition,
+  pinnedRolePrompt,
+  pinSessionDefinitions,
+  type RoleDefinition,
+  resolveRunDefinition,
+  seedRoleDefinition,
+  sessionDefinitions,
+  upgradeSessionDefinitions,
+} from './definitions.ts';
 export { type ExternalIdentity, userForExternalIdentity } from './external-identities.ts';
 export {
   type FileTextMatch,
@@ -107,6 +161,8 @@ export {
   getQuotaAccount,
   type QuotaAccount,
 } from './quota.ts';
+export { type RestoredFile, type RestoreOutcome, restoreSnapshot, undoRun } from './restore.ts';
+export { type ChangedBy, type FileStep, planRestore, type RestoreConflict } from './restore-plan.ts';
 export {
   deleteEmptyFiles,
   getMessageRouting,
@@ -128,6 +184,8 @@ export {
   RunFencedError,
   withRunFence,
 } from './run-fence.ts';
+export { getPreRunContents } from './run-file-changes.ts';
+export { getRunTurnContext, saveRunTurnContext } from './run-turn-contexts.ts';
 export {
   ACTIVE_RUN_PHASES,
   copySettledDecisions,
@@ -188,6 +246,29 @@ export {
   setSkillEnabled,
   skillReadUsage,
 } from './skills.ts';
+export {
+  currentProjectState,
+  fileTextAt,
+  getRunStartSnapshot,
+  getSnapshot,
+  listSnapshotsPage,
+  type Snapshot,
+  type SnapshotFile,
+  type SnapshotKind,
+  type SnapshotState,
+  takeSnapshot,
+} from './snapshots.ts';
+export {
+  type CommitOutcome,
+  commitProjectNotes,
+  listStateCommits,
+  mayCommit,
+  type StateCommit,
+  type StateKey,
+  type StateWriter,
+} from './state-commits.ts';
+
+export { mergeText, type TextMerge } from './state-merge.ts';
 export { loadStepJournal, type StepJournal, saveStepJournal } from './step-journals.ts';
 export { isTransientDbError, type RetryPolicy, retryDelay, retryTransient } from './transient.ts';
 export {

@@ -1,3 +1,4 @@
+import { visibleMessagesSql } from './branch-path.ts';
 import { isUuid } from './ids.ts';
 import type { Queryable } from './pool.ts';
 
@@ -78,7 +79,7 @@ function toJson(value: unknown): string | null {
   return value === undefined || value === null ? null : JSON.stringify(value);
 }
 
-/** The latest `limit` messages of the session, oldest first. */
+/** The latest `limit` messages on the session's active branch path (branch-path.ts), oldest first. */
 export async function listMessages(
   db: Queryable,
   sessionId: string,
@@ -86,8 +87,9 @@ export async function listMessages(
 ): Promise<Message[]> {
   if (!isUuid(sessionId)) return [];
   const { rows } = await db.query<MessageRow>(
-    `SELECT ${MESSAGE_COLUMNS} FROM (
-       SELECT ${MESSAGE_COLUMNS}, seq FROM messages WHERE session_id = $1
+    `WITH RECURSIVE ${visibleMessagesSql('$1::uuid')}
+     SELECT ${MESSAGE_COLUMNS} FROM (
+       SELECT ${MESSAGE_COLUMNS}, seq FROM messages WHERE id IN (SELECT id FROM visible)
        ORDER BY created_at DESC, seq DESC LIMIT $2
      ) latest ORDER BY created_at, seq`,
     [sessionId, options.limit ?? 200],

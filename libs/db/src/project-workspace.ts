@@ -10,6 +10,8 @@ export interface ProjectWorkspace {
   projectId: string;
   title: string;
   notes: string;
+  /** The notes' rev: what a commit of new notes is based on (state-commits.ts). */
+  notesRev: number;
   info: Record<string, unknown>;
   taskBoard: unknown[];
   updatedAt: string;
@@ -19,6 +21,7 @@ interface WorkspaceRow {
   id: string;
   title: string;
   notes: string;
+  notes_version: number;
   info: Record<string, unknown>;
   task_board: unknown[];
   updated_at: string;
@@ -28,6 +31,7 @@ const toWorkspace = (row: WorkspaceRow): ProjectWorkspace => ({
   projectId: row.id,
   title: row.title,
   notes: row.notes,
+  notesRev: row.notes_version,
   info: row.info,
   taskBoard: row.task_board,
   updatedAt: row.updated_at,
@@ -41,7 +45,7 @@ export async function getProjectWorkspace(
 ): Promise<ProjectWorkspace | null> {
   if (!isUuid(projectId)) return null;
   const { rows } = await db.query<WorkspaceRow>(
-    `SELECT id, title, notes, info, task_board, updated_at FROM projects WHERE id = $1
+    `SELECT id, title, notes, notes_version, info, task_board, updated_at FROM projects WHERE id = $1
      ${options.lock ? 'FOR UPDATE' : ''}`,
     [projectId],
   );

@@ -59,17 +59,32 @@ export interface ProjectMembership {
 /** Creates the project and makes its owner a member in one statement, so neither exists alone. */
 export async function createProject(
   db: Queryable,
-  input: { ownerId: string; title: string; projectType?: string; language?: string; notes?: string },
+  input: {
+    ownerId: string;
+    title: string;
+    projectType?: string;
+    language?: string;
+    notes?: string;
+    /** Left out: the column's default, `auto` (docs/kernel.md "Artifacts and acceptance"). */
+    artifactAcceptance?: 'auto' | 'review';
+  },
 ): Promise<Project> {
   const { rows } = await db.query<ProjectRow>(
     `WITH p AS (
-       INSERT INTO projects (owner_id, title, project_type, language, notes) VALUES ($1, $2, $3, $4, $5)
-       RETURNING *
+       INSERT INTO projects (owner_id, title, project_type, language, notes, artifact_acceptance)
+       VALUES ($1, $2, $3, $4, $5, COALESCE($6, 'auto')) RETURNING *
      ), member AS (
        INSERT INTO project_members (project_id, user_id, role) SELECT id, owner_id, 'owner' FROM p
      )
      SELECT ${PROJECT_COLUMNS} FROM p`,
-    [input.ownerId, input.title, input.projectType ?? 'novel', input.language ?? 'zh', input.notes ?? ''],
+    [
+      input.ownerId,
+      input.title,
+      input.projectType ?? 'novel',
+      input.language ?? 'zh',
+      input.notes ?? '',
+      input.artifactAcceptance ?? null,
+    ],
   );
   return toProject(rows[0]!);
 }

@@ -98,6 +98,9 @@ function fencedTransaction<T>(
     if (run.phase !== 'running' || run.epoch !== fence.epoch) {
       throw new RunFencedError(fence.runId, fence.epoch, run.phase, run.epoch);
     }
+    // Attributes this transaction's file and notes changes to the run (the project_changes
+    // trigger reads it), so undo knows what the run did (docs/kernel.md "Snapshots and undo").
+    await client.query("SELECT set_config('quill.run_id', $1, true)", [fence.runId]);
     return fn(client);
   });
 }

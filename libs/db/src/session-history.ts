@@ -1,3 +1,4 @@
+import { visibleMessagesSql } from './branch-path.ts';
 import { isUuid } from './ids.ts';
 import type { Queryable } from './pool.ts';
 
@@ -42,7 +43,12 @@ const toCompaction = (row: CompactionRow): HistoryCompaction => ({
   createdAt: row.created_at,
 });
 
-/** Messages of the session after `afterSeq` (the compaction boundary), oldest first. */
+/**
+ * Messages of the session after `afterSeq` (the compaction boundary), oldest first: only those on
+ * the path of the session's active branch (docs/kernel.md "Branches"), so a run compiles from its
+ * own branch's history (a run starts on the active branch and the branch cannot change while a
+ * run is active).
+ */
 export async function listHistoryMessages(
   db: Queryable,
   sessionId: string,
@@ -58,10 +64,12 @@ export async function listHistoryMessages(
     breadcrumbs: unknown;
     created_at: string;
   }>(
-    `SELECT * FROM (
-       SELECT id, seq, run_id, role, content, breadcrumbs, created_at FROM messages
-       WHERE session_id = $1 AND seq > $2
-       ORDER BY created_at DESC, seq DESC LIMIT $3
+    `WITH RECURSIVE ${visibleMessagesSql('$1::uuid')}
+     SELECT * FROM (
+       SELECT m.id, m.seq, m.run_id, m.role, m.content, m.breadcrumbs, m.created_at
+       FROM messages m JOIN visible v ON v.id = m.id
+       WHERE m.seq > $2
+       ORDER BY m.created_at DESC, m.seq DESC LIMIT $3
      ) latest ORDER BY created_at, seq`,
     [sessionId, options.afterSeq ?? 0, options.limit ?? 1000],
   );

@@ -1,4 +1,5 @@
 import type { Breadcrumbs, Phase } from '@quill/contracts';
+import { visibleMessagesSql } from './branch-path.ts';
 import { isUuid } from './ids.ts';
 import type { Queryable } from './pool.ts';
 import type { TimeCursor } from './project-admin.ts';
@@ -70,10 +71,11 @@ export async function listSessionMessagesPage(
   options: { limit: number; afterSeq?: number },
 ): Promise<SessionMessage[]> {
   const { rows } = await db.query(
-    `SELECT m.id, m.seq, m.role, m.content, m.run_id, m.breadcrumbs, m.created_at,
+    `WITH RECURSIVE ${visibleMessagesSql('$1::uuid')}
+     SELECT m.id, m.seq, m.role, m.content, m.run_id, m.breadcrumbs, m.created_at,
             r.phase AS run_phase, r.stop_reason, r.error_code, r.run_id AS joined_run
-     FROM messages m LEFT JOIN runs r ON r.run_id = m.run_id
-     WHERE m.session_id = $1 AND m.seq > $2
+     FROM messages m JOIN visible v ON v.id = m.id LEFT JOIN runs r ON r.run_id = m.run_id
+     WHERE m.seq > $2
      ORDER BY m.seq LIMIT $3`,
     [sessionId, options.afterSeq ?? 0, options.limit],
   );

@@ -1,10 +1,12 @@
 import type { TokenUsage } from '@quill/contracts';
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { LlmCallError, type LlmCallErrorKind } from './errors.ts';
+import { retryAfterMs } from './retry-after.ts';
 
 export interface FailureContext {
   provider: string;
   outputStarted: boolean;
+  reasoningStarted?: boolean;
   /** Whether the response had started streaming (a failure then interrupts the stream). */
   streaming: boolean;
   timedOut: boolean;
@@ -17,10 +19,13 @@ export interface FailureContext {
 export function toLlmCallError(error: unknown, context: FailureContext): LlmCallError {
   if (error instanceof LlmCallError) return error;
   const { kind, status, providerCode } = classify(error, context);
+  const retryAfter = error instanceof APIError ? retryAfterMs(error.headers, Date.now()) : undefined;
   return new LlmCallError({
     provider: context.provider,
     kind,
     outputStarted: context.outputStarted,
+    reasoningStarted: context.reasoningStarted ?? false,
+    ...(retryAfter === undefined ? {} : { retryAfterMs: retryAfter }),
     ...(status === undefined ? {} : { status }),
     ...(providerCode === undefined ? {} : { providerCode }),
     ...(context.usage === undefined ? {} : { usage: context.usage }),

@@ -4,6 +4,7 @@ import type { ChatCompletionMessageParam } from 'openai/resources/chat/completio
 import { toLlmCallError } from './call-errors.ts';
 import { LlmCallError } from './errors.ts';
 import { type LlmProvider, modelFor } from './provider.ts';
+import { requestFields } from './request-fields.ts';
 import { StreamAssembler } from './stream-assembler.ts';
 import { encodingForModel, estimatePromptTokens, estimateTextTokens } from './token-estimate.ts';
 import type { ChatRequest, LlmAttempt, LlmCallResult, LlmClient, LlmEvent, LlmLogger } from './types.ts';
@@ -99,12 +100,14 @@ async function* streamChat(
     toLlmCallError(error, {
       provider: provider.name,
       outputStarted: assembler.outputStarted,
+      reasoningStarted: assembler.reasoningStarted,
       streaming,
       timedOut,
       callerAborted: request.signal?.aborted === true,
       usage: failedAttemptUsage(assembler, request, model, streaming),
     });
 
+  const extra = requestFields(provider, request);
   try {
     try {
       const stream = await openai.chat.completions.create(
@@ -112,10 +115,11 @@ async function* streamChat(
           model,
           messages: toProviderMessages(request.messages),
           ...(request.tools && request.tools.length > 0 ? { tools: request.tools } : {}),
+          ...extra.body,
           stream: true,
           stream_options: { include_usage: true },
         },
-        { signal, headers: { 'x-quill-role': request.role, 'x-quill-run-id': request.runId } },
+        { signal, headers: extra.headers },
       );
       streaming = true;
       // Empty keep-alive and role chunks do not count: the first-token deadline runs from the request.
@@ -123,7 +127,7 @@ async function* streamChat(
       for await (const chunk of stream) {
         const events = assembler.push(chunk);
         // Per token: restarting the same timer is much cheaper than replacing it.
-        if (assembler.outputStarted) {
+        if (assembler.anyDelta) {
           if (armedFor === 'idle') timer?.refresh();
           else arm(timeouts.idleMs, 'idle');
         }
@@ -144,7 +148,8 @@ async function* streamChat(
     const attempt: LlmAttempt = {
       index: 0,
       provider: provider.name,
-      model: result.model,
+      // The model asked for, as failed attempts name it (the provider may answer with a dated variant).
+      model,
       outcome: 'ok',
       usage: result.usage,
       outputStarted: assembler.outputStarted,

@@ -12,8 +12,16 @@ export type LlmCallErrorKind =
 export interface LlmCallErrorFields {
   provider: string;
   kind: LlmCallErrorKind;
-  /** Whether any text, thinking or tool-call delta reached the caller before the failure. */
+  /**
+   * Whether real output (a text or tool-call delta) reached the caller before the failure.
+   * Reasoning alone is not: the author has nothing of the answer yet (docs/agent-behaviour.md
+   * `llm_failover`), so a stream cut during reasoning may still go to another attempt.
+   */
   outputStarted: boolean;
+  /** Whether reasoning deltas reached the caller before the failure. */
+  reasoningStarted?: boolean;
+  /** The wait the provider asked for (`retry-after`, `retry-after-ms`), in ms. */
+  retryAfterMs?: number;
   status?: number;
   /** The provider's error code when it sent one, e.g. `context_length_exceeded`. */
   providerCode?: string;
@@ -33,6 +41,8 @@ export class LlmCallError extends Error {
   readonly status: number | undefined;
   readonly providerCode: string | undefined;
   readonly usage: TokenUsage | undefined;
+  readonly reasoningStarted: boolean;
+  readonly retryAfterMs: number | undefined;
 
   constructor(fields: LlmCallErrorFields) {
     const status = fields.status === undefined ? '' : ` ${fields.status}`;
@@ -44,29 +54,48 @@ export class LlmCallError extends Error {
     this.status = fields.status;
     this.providerCode = fields.providerCode;
     this.usage = fields.usage;
+    this.reasoningStarted = fields.reasoningStarted ?? false;
+    this.retryAfterMs = fields.retryAfterMs;
   }
 }
 
 // Statuses that say "this provider cannot serve now", as opposed to "this request is wrong".
 const UNAVAILABLE_STATUSES = new Set([408, 429, 500, 502, 503, 504, 529]);
+// "This provider will not serve us": a revoked key, an account out of credit, a key without
+// access. The request is fine and another provider can serve it; retrying this one cannot help.
+const REFUSED_STATUSES = new Set([401, 402, 403]);
 
 /** `model_unavailable` when the provider could not serve at all, `model_error` otherwise. */
 export function quillErrorCodeFor(error: LlmCallError): 'model_error' | 'model_unavailable' {
   if (error.kind === 'connection' || error.kind === 'timeout' || error.kind === 'circuit_open') {
     return 'model_unavailable';
   }
-  if (error.kind === 'http' && error.status !== undefined && UNAVAILABLE_STATUSES.has(error.status)) {
+  if (
+    error.kind === 'http' &&
+    error.status !== undefined &&
+    (UNAVAILABLE_STATUSES.has(error.status) || REFUSED_STATUSES.has(error.status))
+  ) {
     return 'model_unavailable';
   }
   return 'model_error';
 }
 
 /**
- * Whether the failure says the provider could not serve (down, overloaded, silent), as opposed
- * to the request being wrong or the caller stopping. Such failures trip the circuit breaker and,
- * before any output, justify trying the other provider (docs/agent-behaviour.md `llm_failover`).
+ * Whether the failure says the provider could not or would not serve (down, overloaded, silent,
+ * refusing our key), as opposed to the request being wrong or the caller stopping. Such
+ * failures trip the circuit breaker and, before any output, justify trying the other provider
+ * (docs/agent-behaviour.md `llm_failover`).
  */
 export function isProviderFailure(error: LlmCallError): boolean {
+  return isTransientFailure(error) || isRefusal(error);
+}
+
+/** A 401, 402 or 403: the provider refuses this key, whatever the request. */
+export function isRefusal(error: LlmCallError): boolean {
+  return error.kind === 'http' && error.status !== undefined && REFUSED_STATUSES.has(error.status);
+}
+
+function isTransientFailure(error: LlmCallError): boolean {
   if (error.kind === 'connection' || error.kind === 'timeout' || error.kind === 'stream_interrupted') {
     return true;
   }
@@ -74,9 +103,17 @@ export function isProviderFailure(error: LlmCallError): boolean {
   return error.status >= 500 || UNAVAILABLE_STATUSES.has(error.status);
 }
 
-/** Switching is only safe while the author has seen nothing of this call. */
+/** Switching is only safe while the author has seen no real output of this call. */
 export function canFailOver(error: LlmCallError): boolean {
   return !error.outputStarted && isProviderFailure(error);
+}
+
+/**
+ * Asking the same provider again only helps for a failure that may pass (overload, outage, a
+ * cut stream); a refused key stays refused.
+ */
+export function canRetrySameProvider(error: LlmCallError): boolean {
+  return !error.outputStarted && isTransientFailure(error);
 }
 
 export function toQuillError(error: LlmCallError): QuillError {

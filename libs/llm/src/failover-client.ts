@@ -1,7 +1,8 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { RedisClient, RedisKeys } from '@quill/redis';
 import { type BreakerSettings, type CircuitBreaker, createCircuitBreaker } from './circuit-breaker.ts';
 import { createLlmClient, type LlmTimeouts } from './client.ts';
-import { canFailOver, isProviderFailure, LlmCallError } from './errors.ts';
+import { canFailOver, canRetrySameProvider, isProviderFailure, LlmCallError } from './errors.ts';
 import { trimTranscript } from './intra-run-trimmer.ts';
 import {
   countFailover,
@@ -13,6 +14,7 @@ import {
   startModelSpan,
 } from './model-telemetry.ts';
 import { type LlmProvider, modelFor } from './provider.ts';
+import { sameProviderRetryDelay } from './retry-after.ts';
 import { createSessionPins, type SessionPins } from './session-pin.ts';
 import { encodingForModel } from './token-estimate.ts';
 import type { ChatRequest, LlmAttempt, LlmCallResult, LlmClient, LlmEvent, LlmLogger } from './types.ts';
@@ -25,10 +27,22 @@ export interface FailoverClientOptions {
   timeouts: LlmTimeouts;
   breaker: BreakerSettings;
   pinTtlMs: number;
+  /** Same-provider retries (no other provider left): the wait without `retry-after`, and its cap. */
+  retry?: RetrySettings;
   logger?: LlmLogger;
 }
 
-/** A call tries at most the first-choice provider and, once, the other one. */
+export interface RetrySettings {
+  defaultMs: number;
+  capMs: number;
+}
+
+export const DEFAULT_RETRY: RetrySettings = { defaultMs: 1_000, capMs: 10_000 };
+
+/**
+ * A call makes at most two attempts: the first-choice provider, then once the other one, or
+ * the same one again when there is no other to go to.
+ */
 export const MAX_PROVIDER_ATTEMPTS = 2;
 
 export interface FailoverLlmClient extends LlmClient {
@@ -67,7 +81,14 @@ export function createFailoverClient(options: FailoverClientOptions): FailoverLl
     providers: options.providers,
     streamChat: (request) =>
       streamWithFailover(
-        { providers: options.providers, logger: options.logger, clients, breaker, pins },
+        {
+          providers: options.providers,
+          logger: options.logger,
+          clients,
+          breaker,
+          pins,
+          retry: options.retry ?? DEFAULT_RETRY,
+        },
         request,
       ),
   };
@@ -79,21 +100,25 @@ interface FailoverContext {
   clients: Map<string, LlmClient>;
   breaker: CircuitBreaker;
   pins: SessionPins;
+  retry: RetrySettings;
 }
 
 async function* streamWithFailover(
   context: FailoverContext,
   request: ChatRequest,
 ): AsyncGenerator<LlmEvent, LlmCallResult, undefined> {
-  const order = await providerOrder(context, request.sessionId);
+  // Grows by the same provider again when a retry of it is due (see canRetrySameProvider).
+  const queue = await providerOrder(context, request.sessionId);
   const attempts: LlmAttempt[] = [];
   let lastError: LlmCallError | undefined;
-  for (const [position, provider] of order.entries()) {
+  let switches = 0;
+  for (let position = 0; position < queue.length; position++) {
+    const provider = queue[position]!;
     const admission = await context.breaker.admit(provider.name);
-    const next = order[position + 1];
+    const next = queue[position + 1];
     if (admission === 'open') {
       lastError = new LlmCallError({ provider: provider.name, kind: 'circuit_open', outputStarted: false });
-      if (next) logSwitch(context, request, provider, next, 'circuit_open');
+      if (next) switches += logSwitch(context, request, provider, next, 'circuit_open');
       continue;
     }
     const target = modelFor(provider, request.role);
@@ -137,10 +162,11 @@ async function* streamWithFailover(
       attempts.push({
         index: attempts.length,
         provider: provider.name,
-        model: result.model,
+        // The model asked for, as a failed attempt names it: one name per model in the usage rows.
+        model: target.model,
         outcome: 'ok',
         usage: result.usage,
-        outputStarted: result.firstTokenAt !== undefined,
+        outputStarted: result.text !== '' || result.toolCalls.length > 0,
         durationMs: performance.now() - startedAt,
         trimmedToolResults: fitted.trimmedToolResults,
       });
@@ -151,7 +177,7 @@ async function* streamWithFailover(
           context.logger?.warn({ err: error, session_id: request.sessionId }, 'could not pin the session');
         });
       }
-      return { ...result, failovers: position, attempts };
+      return { ...result, failovers: switches, attempts };
     } catch (error) {
       done = true;
       if (!(error instanceof LlmCallError)) {
@@ -179,11 +205,16 @@ async function* streamWithFailover(
       request.onAttempt?.(attempts.at(-1)!);
       await recordOutcome(context.breaker, provider.name, error);
       lastError = error;
-      if (next && canFailOver(error) && request.signal?.aborted !== true) {
-        logSwitch(context, request, provider, next, describe(error));
+      if (request.signal?.aborted === true) throw error;
+      if (next && canFailOver(error)) {
+        switches += logSwitch(context, request, provider, next, describe(error));
         continue;
       }
-      throw error;
+      const delay = retryDelay(context, attempts.length, next, error);
+      if (delay === undefined) throw error;
+      logRetry(context, request, provider, describe(error), delay);
+      await waitBeforeRetry(delay, request.signal, provider.name);
+      queue.push(provider);
     } finally {
       // The caller stopped iterating (author stop): close the provider stream and its timers.
       if (!done) {
@@ -193,6 +224,29 @@ async function* streamWithFailover(
     }
   }
   throw lastError ?? new LlmCallError({ provider: 'none', kind: 'circuit_open', outputStarted: false });
+}
+
+/**
+ * With no other provider left to try, a failure that may pass is retried on the same provider
+ * once, after the wait it asked for (`retry-after`, capped: see retry-after.ts).
+ */
+function retryDelay(
+  context: FailoverContext,
+  attemptsMade: number,
+  next: LlmProvider | undefined,
+  error: LlmCallError,
+): number | undefined {
+  if (next || attemptsMade >= MAX_PROVIDER_ATTEMPTS || !canRetrySameProvider(error)) return undefined;
+  return sameProviderRetryDelay(error.retryAfterMs, context.retry);
+}
+
+/** The wait before a retry; an author's stop during it ends the call as aborted. */
+async function waitBeforeRetry(ms: number, signal: AbortSignal | undefined, provider: string): Promise<void> {
+  try {
+    await sleep(ms, undefined, signal ? { signal } : {});
+  } catch (error) {
+    throw new LlmCallError({ provider, kind: 'aborted', outputStarted: false, cause: error });
+  }
 }
 
 /**
@@ -237,13 +291,27 @@ function describe(error: LlmCallError): string {
   return error.status === undefined ? error.kind : `${error.kind}_${error.status}`;
 }
 
+function logRetry(
+  context: FailoverContext,
+  request: ChatRequest,
+  provider: LlmProvider,
+  reason: string,
+  delayMs: number,
+) {
+  context.logger?.warn(
+    { run_id: request.runId, role: request.role, provider: provider.name, reason, delay_ms: delayMs },
+    'model provider retry',
+  );
+}
+
+/** Logs and counts a switch; returns 1 (one more switch in this call). */
 function logSwitch(
   context: FailoverContext,
   request: ChatRequest,
   from: LlmProvider,
   to: LlmProvider,
   reason: string,
-) {
+): number {
   countFailover(from.name, to.name, reason);
   context.logger?.warn(
     {
@@ -256,4 +324,5 @@ function logSwitch(
     },
     'model provider failover',
   );
+  return 1;
 }

@@ -11,7 +11,9 @@ export { createLlmClient, type LlmClientOptions, type LlmTimeouts, resolveTimeou
 export { collectChat } from './collect.ts';
 export {
   canFailOver,
+  canRetrySameProvider,
   isProviderFailure,
+  isRefusal,
   LlmCallError,
   type LlmCallErrorFields,
   type LlmCallErrorKind,
@@ -20,9 +22,11 @@ export {
 } from './errors.ts';
 export {
   createFailoverClient,
+  DEFAULT_RETRY,
   type FailoverClientOptions,
   type FailoverLlmClient,
   MAX_PROVIDER_ATTEMPTS,
+  type RetrySettings,
 } from './failover-client.ts';
 export {
   TRIMMED_NOTE_PREFIX,
@@ -33,6 +37,7 @@ export {
 export {
   createFailoverClientFromSettings,
   type LlmSettings,
+  parseRoleCaps,
   parseRoleModels,
   providersFromSettings,
 } from './llm-settings.ts';
@@ -44,6 +49,14 @@ export {
 } from './output-truncation.ts';
 export { createParagraphCounter } from './paragraph-counter.ts';
 export { type LlmProvider, type ModelTarget, modelFor } from './provider.ts';
+export {
+  DEFAULT_REQUEST_OPTIONS,
+  isLoopback,
+  type ProviderRequestOptions,
+  type RequestFields,
+  requestFields,
+} from './request-fields.ts';
+export { retryAfterMs, sameProviderRetryDelay } from './retry-after.ts';
 export { createSessionPins, type SessionPins } from './session-pin.ts';
 export {
   type EncodingName,

@@ -1,6 +1,7 @@
 import type { RedisClient, RedisKeys } from '@quill/redis';
-import { createFailoverClient, type FailoverLlmClient } from './failover-client.ts';
+import { createFailoverClient, DEFAULT_RETRY, type FailoverLlmClient } from './failover-client.ts';
 import type { LlmProvider, ModelTarget } from './provider.ts';
+import type { ProviderRequestOptions } from './request-fields.ts';
 import { encodingForModel, warmTokenizer } from './token-estimate.ts';
 import type { LlmLogger } from './types.ts';
 
@@ -24,11 +25,29 @@ export interface LlmSettings {
   LLM_BREAKER_WINDOW_S: number;
   LLM_BREAKER_COOLDOWN_S: number;
   LLM_PIN_TTL_S: number;
+  LLM_RETRY_DELAY_MS?: number;
+  LLM_RETRY_AFTER_MAX_S?: number;
+  LLM_MAX_OUTPUT_TOKENS?: number | undefined;
+  LLM_ROLE_MAX_OUTPUT_TOKENS?: string | undefined;
+  LLM_PRIMARY_OUTPUT_TOKENS_FIELD?: ProviderRequestOptions['outputTokensField'];
+  LLM_BACKUP_OUTPUT_TOKENS_FIELD?: ProviderRequestOptions['outputTokensField'];
+  LLM_PRIMARY_USER_FIELD?: ProviderRequestOptions['userField'];
+  LLM_BACKUP_USER_FIELD?: ProviderRequestOptions['userField'];
+  LLM_PRIMARY_PROMPT_CACHE_KEY?: boolean;
+  LLM_BACKUP_PROMPT_CACHE_KEY?: boolean;
+  LLM_PRIMARY_QUILL_HEADERS?: ProviderRequestOptions['quillHeaders'];
+  LLM_BACKUP_QUILL_HEADERS?: ProviderRequestOptions['quillHeaders'];
 }
 
 /** The primary, then the backup when `LLM_BACKUP_BASE_URL` is set. */
 export function providersFromSettings(settings: LlmSettings): LlmProvider[] {
   const primaryWindow = settings.LLM_PRIMARY_MAX_INPUT_TOKENS ?? settings.LLM_MAX_INPUT_TOKENS;
+  const output = {
+    ...(settings.LLM_MAX_OUTPUT_TOKENS === undefined
+      ? {}
+      : { maxOutputTokens: settings.LLM_MAX_OUTPUT_TOKENS }),
+    roleMaxOutputTokens: parseRoleCaps(settings.LLM_ROLE_MAX_OUTPUT_TOKENS),
+  };
   const providers: LlmProvider[] = [
     {
       name: 'primary',
@@ -40,6 +59,13 @@ export function providersFromSettings(settings: LlmSettings): LlmProvider[] {
         settings.LLM_ROLE_MODEL_OVERRIDES,
         primaryWindow,
         'LLM_ROLE_MODEL_OVERRIDES',
+      ),
+      ...output,
+      request: requestOptions(
+        settings.LLM_PRIMARY_OUTPUT_TOKENS_FIELD,
+        settings.LLM_PRIMARY_USER_FIELD,
+        settings.LLM_PRIMARY_PROMPT_CACHE_KEY,
+        settings.LLM_PRIMARY_QUILL_HEADERS,
       ),
     },
   ];
@@ -57,9 +83,44 @@ export function providersFromSettings(settings: LlmSettings): LlmProvider[] {
         backupWindow,
         'LLM_BACKUP_ROLE_MODEL_OVERRIDES',
       ),
+      ...output,
+      request: requestOptions(
+        settings.LLM_BACKUP_OUTPUT_TOKENS_FIELD,
+        settings.LLM_BACKUP_USER_FIELD,
+        settings.LLM_BACKUP_PROMPT_CACHE_KEY,
+        settings.LLM_BACKUP_QUILL_HEADERS,
+      ),
     });
   }
   return providers;
+}
+
+function requestOptions(
+  outputTokensField: ProviderRequestOptions['outputTokensField'] | undefined,
+  userField: ProviderRequestOptions['userField'] | undefined,
+  promptCacheKey: boolean | undefined,
+  quillHeaders: ProviderRequestOptions['quillHeaders'] | undefined,
+): Partial<ProviderRequestOptions> {
+  return {
+    ...(outputTokensField === undefined ? {} : { outputTokensField }),
+    ...(userField === undefined ? {} : { userField }),
+    ...(promptCacheKey === undefined ? {} : { promptCacheKey }),
+    ...(quillHeaders === undefined ? {} : { quillHeaders }),
+  };
+}
+
+/** `router=1024,suggest=512`: an output cap per role. */
+export function parseRoleCaps(value: string | undefined): Record<string, number> {
+  const caps: Record<string, number> = {};
+  for (const entry of (value ?? '').split(',')) {
+    if (entry.trim() === '') continue;
+    const match = /^\s*([a-z_]+)\s*=\s*(\d+)\s*$/.exec(entry);
+    if (!match || Number(match[2]) < 1) {
+      throw new Error(`LLM_ROLE_MAX_OUTPUT_TOKENS: expected role=tokens, got "${entry}"`);
+    }
+    caps[match[1]!] = Number(match[2]);
+  }
+  return caps;
 }
 
 /**
@@ -109,6 +170,13 @@ export function createFailoverClientFromSettings(
       probeLeaseMs: timeouts.connectMs + timeouts.firstTokenMs,
     },
     pinTtlMs: settings.LLM_PIN_TTL_S * 1000,
+    retry: {
+      defaultMs: settings.LLM_RETRY_DELAY_MS ?? DEFAULT_RETRY.defaultMs,
+      capMs:
+        settings.LLM_RETRY_AFTER_MAX_S === undefined
+          ? DEFAULT_RETRY.capMs
+          : settings.LLM_RETRY_AFTER_MAX_S * 1000,
+    },
     ...(dependencies.logger ? { logger: dependencies.logger } : {}),
   });
 }

@@ -1,3 +1,5 @@
+import type { ProviderRequestOptions } from './request-fields.ts';
+
 /**
  * One OpenAI-compatible endpoint. A plain object so that the failover layer can hold a primary
  * and a backup and build one client per provider.
@@ -13,6 +15,11 @@ export interface LlmProvider {
   maxInputTokens: number;
   /** Per-role models on this endpoint (e.g. a cheaper model for `router`). */
   roleModels?: Readonly<Record<string, ModelTarget>>;
+  /** The output cap sent with every call (the role's entry first); unset: the provider's default. */
+  maxOutputTokens?: number;
+  roleMaxOutputTokens?: Readonly<Record<string, number>>;
+  /** Which optional request fields and headers this provider gets (request-fields.ts). */
+  request?: Partial<ProviderRequestOptions>;
 }
 
 /**

@@ -28,8 +28,16 @@ export class StreamAssembler {
   model: string | undefined;
   readonly #toolCalls: PartialToolCall[] = [];
 
-  get outputStarted(): boolean {
+  /** Any delta arrived (reasoning included): the first-token deadline is met. */
+  get anyDelta(): boolean {
     return this.firstTokenAt !== undefined;
+  }
+
+  /** Real output arrived: a text or tool-call delta (reasoning alone is not, see errors.ts). */
+  outputStarted = false;
+
+  get reasoningStarted(): boolean {
+    return this.thinking !== '';
   }
 
   push(chunk: ChatCompletionChunk): LlmEvent[] {
@@ -41,17 +49,21 @@ export class StreamAssembler {
     const choice = chunk.choices[0];
     if (!choice) return [];
     const events: LlmEvent[] = [];
-    // Not in the OpenAI types: DeepSeek, Qwen and vLLM stream reasoning under this name.
-    const reasoning = (choice.delta as { reasoning_content?: string | null }).reasoning_content;
+    // Not in the OpenAI types: DeepSeek, Qwen and vLLM stream reasoning as `reasoning_content`,
+    // OpenRouter and Ollama as `reasoning`.
+    const extra = choice.delta as { reasoning_content?: string | null; reasoning?: string | null };
+    const reasoning = extra.reasoning_content || extra.reasoning;
     if (reasoning) {
       this.thinking += reasoning;
       events.push({ type: 'thinking', delta: reasoning });
     }
     if (choice.delta.content) {
+      this.outputStarted = true;
       this.text += choice.delta.content;
       events.push({ type: 'text', delta: choice.delta.content });
     }
     for (const delta of choice.delta.tool_calls ?? []) {
+      this.outputStarted = true;
       const event = this.#pushToolCallDelta(delta);
       if (event) events.push(event);
     }

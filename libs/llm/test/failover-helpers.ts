@@ -12,6 +12,7 @@ import {
   type LlmCallResult,
   type LlmProvider,
   type LlmTimeouts,
+  type RetrySettings,
 } from '../src/index.ts';
 
 /** A primary and a backup fake provider, a Redis connection and a key prefix of this file's own. */
@@ -29,6 +30,7 @@ export interface ClientOverrides {
   timeouts?: Partial<LlmTimeouts>;
   breaker?: Partial<BreakerSettings>;
   providers?: LlmProvider[];
+  retry?: RetrySettings;
 }
 
 export async function startRig(fakeOptions: { maxInputTokens?: number } = {}): Promise<FailoverRig> {
@@ -73,6 +75,7 @@ export async function startRig(fakeOptions: { maxInputTokens?: number } = {}): P
           ...overrides.breaker,
         },
         pinTtlMs: 60_000,
+        ...(overrides.retry ? { retry: overrides.retry } : {}),
       }),
     async close() {
       const found = await redis.keys(`${keys.prefix}*`);
@@ -89,9 +92,16 @@ export const hello: ChatMessage[] = [{ role: 'user', content: '你好' }];
 export async function call(
   client: FailoverLlmClient,
   request: { runId: string; sessionId?: string; role?: string; messages?: ChatMessage[] },
-): Promise<{ text: string; attempts: LlmAttempt[]; result?: LlmCallResult; error?: unknown }> {
+): Promise<{
+  text: string;
+  thinking: string;
+  attempts: LlmAttempt[];
+  result?: LlmCallResult;
+  error?: unknown;
+}> {
   const attempts: LlmAttempt[] = [];
   let text = '';
+  let thinking = '';
   try {
     const result = await collectChat(
       client.streamChat({
@@ -103,11 +113,12 @@ export async function call(
       }),
       (event) => {
         if (event.type === 'text') text += event.delta;
+        if (event.type === 'thinking') thinking += event.delta;
       },
     );
-    return { text, attempts, result };
+    return { text, thinking, attempts, result };
   } catch (error) {
-    return { text, attempts, error };
+    return { text, thinking, attempts, error };
   }
 }
 

@@ -6,8 +6,11 @@ import {
   type LlmSettings,
   modelFor,
   needsContinuation,
+  parseRoleCaps,
   parseRoleModels,
   providersFromSettings,
+  retryAfterMs,
+  sameProviderRetryDelay,
 } from '../src/index.ts';
 
 const base: LlmSettings = {
@@ -81,5 +84,60 @@ describe('output truncation', () => {
       { role: 'assistant', content: '<file>\n半句' },
       { role: 'user', content: CONTINUATION_PROMPT },
     ]);
+  });
+});
+
+describe('provider request settings', () => {
+  it('carries the output caps and each provider its own request fields', () => {
+    const [primary, backup] = providersFromSettings({
+      ...base,
+      LLM_BACKUP_BASE_URL: 'https://api.deepseek.com/v1',
+      LLM_MAX_OUTPUT_TOKENS: 8192,
+      LLM_ROLE_MAX_OUTPUT_TOKENS: 'router=1024, suggest=512',
+      LLM_PRIMARY_OUTPUT_TOKENS_FIELD: 'max_completion_tokens',
+      LLM_PRIMARY_USER_FIELD: 'safety_identifier',
+      LLM_PRIMARY_PROMPT_CACHE_KEY: true,
+      LLM_BACKUP_QUILL_HEADERS: false,
+    });
+    expect(primary).toMatchObject({
+      maxOutputTokens: 8192,
+      roleMaxOutputTokens: { router: 1024, suggest: 512 },
+      request: {
+        outputTokensField: 'max_completion_tokens',
+        userField: 'safety_identifier',
+        promptCacheKey: true,
+      },
+    });
+    expect(backup).toMatchObject({ maxOutputTokens: 8192, request: { quillHeaders: false } });
+    expect(backup!.request).not.toHaveProperty('outputTokensField');
+  });
+
+  it('rejects a malformed LLM_ROLE_MAX_OUTPUT_TOKENS entry by name', () => {
+    expect(() => parseRoleCaps('router=lots')).toThrow(/LLM_ROLE_MAX_OUTPUT_TOKENS: expected role=tokens/);
+    expect(() => parseRoleCaps('router=0')).toThrow(/LLM_ROLE_MAX_OUTPUT_TOKENS/);
+    expect(parseRoleCaps(undefined)).toEqual({});
+  });
+});
+
+describe('retry-after', () => {
+  const now = Date.parse('2026-12-01T12:00:00Z');
+  it.each([
+    [{ 'retry-after': '3' }, 3000],
+    [{ 'retry-after': '0.5' }, 500],
+    [{ 'retry-after': 'Tue, 01 Dec 2026 12:00:07 GMT' }, 7000],
+    [{ 'retry-after': 'Tue, 01 Dec 2026 11:59:00 GMT' }, 0],
+    [{ 'retry-after-ms': '250', 'retry-after': '30' }, 250],
+    [{ 'retry-after': 'soon' }, undefined],
+    [{}, undefined],
+  ])('%o → %s ms', (headers, expected) => {
+    expect(retryAfterMs(headers, now)).toBe(expected);
+    expect(retryAfterMs(new Headers(headers), now)).toBe(expected);
+  });
+
+  it('waits what was asked, the default without an answer, and not at all beyond the cap', () => {
+    const settings = { defaultMs: 1000, capMs: 10_000 };
+    expect(sameProviderRetryDelay(4000, settings)).toBe(4000);
+    expect(sameProviderRetryDelay(undefined, settings)).toBe(1000);
+    expect(sameProviderRetryDelay(10_001, settings)).toBeUndefined();
   });
 });

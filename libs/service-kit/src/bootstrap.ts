@@ -46,13 +46,16 @@ export async function startService(service: string): Promise<ServiceRuntime> {
   const config = loadConfig({ secrets: SECRETS_BY_SERVICE[service] ?? ['auth', 'llm'] });
   const logger = createLogger({ service, level: config.LOG_LEVEL, instanceId: config.instanceId });
   for (const conflict of config.conflicts) {
-    logger.warn(conflict, 'config set differently in .env and the process environment');
+    // Not `key`: the logger redacts fields by that name, and the key name is the whole point of
+    // the warning (docs/agent-behaviour.md 坑 1). The value is already masked.
+    const { key, ...rest } = conflict;
+    logger.warn({ config_key: key, ...rest }, 'config set differently in .env and the process environment');
   }
   // First, so probes see a live (not yet ready) process while dependencies are waited for.
   const ops = await startOpsServer({
     host: config.OPS_HOST,
     port: config.OPS_PORT,
-    readyGraceMs: config.OPS_READY_DEPENDENCY_GRACE_S * 1000,
+    readyGraceMs: config.derived.opsReadyGraceMs,
     logger,
   });
   // Every dependency is waited for (with backoff, each attempt logged) rather than exiting: a

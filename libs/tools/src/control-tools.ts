@@ -50,6 +50,31 @@ export const requestClarificationTool: ToolSpec<typeof ClarificationArgs> = {
   },
 };
 
+const AuthorQuestionArgs = z.strictObject({
+  question: z.string().trim().min(1).max(500).describe('One question for the author, in their language.'),
+});
+
+/**
+ * A question for the author that need not stop the work (docs/agent-behaviour.md 「只给作者一份总结」):
+ * recorded as data, so when the delivery goes to review the reviewer receives it as a question
+ * — the router never guesses questions from punctuation in prose. Otherwise the router shows it
+ * to the author after the agent's text.
+ */
+export const noteQuestionForAuthorTool: ToolSpec<typeof AuthorQuestionArgs> = {
+  name: 'note_question_for_author',
+  description:
+    'Record a question for the author that does not block your work (the author reads it with the final summary). Use request_clarification instead when you cannot continue without the answer.',
+  parameters: AuthorQuestionArgs,
+  writesFiles: false,
+  async handle(args, context) {
+    if (context.state.authorQuestions.includes(args.question)) {
+      return ok('This question is already noted.', { question: args.question });
+    }
+    context.state.authorQuestions.push(args.question);
+    return ok('Question noted for the author.', { question: args.question });
+  },
+};
+
 function alreadyYielding(state: ToolRunState) {
   if (state.handoff) {
     return failure('already_yielding', `You already handed off to ${state.handoff.to_agent} in this turn.`);

@@ -1,4 +1,11 @@
-import { findAiWrite, lockFile, type ProjectFile, saveFileContent, withRunFence } from '@quill/db';
+import {
+  findAiWrite,
+  lockFile,
+  type ProjectFile,
+  recordAiArtifact,
+  saveFileContent,
+  withRunFence,
+} from '@quill/db';
 import { z } from 'zod';
 import { authorEditsSinceAi, touchesAuthorEdits } from './author-changes.ts';
 import { failure, fenceOf, ok, recordOwnWrite, type ToolResult, type ToolSpec, writeKeyOf } from './types.ts';
@@ -80,6 +87,17 @@ export const editFileTool: ToolSpec<typeof EditFileArgs> = {
           source: 'ai',
           runId: context.runId,
           ...(writeKey ? { writeKey } : {}),
+        });
+        // An edit is an artifact version of the file too (docs/kernel.md "Artifacts and acceptance").
+        await recordAiArtifact(client, {
+          projectId: context.projectId,
+          runId: context.runId,
+          writeKey,
+          fileId: file.id,
+          textFileId: file.id,
+          placement: 'in_file',
+          version,
+          baseVersion: file.version,
         });
         const touched = touchesAuthorEdits(edits, planned.start, planned.end);
         return { kind: 'saved', file, version, content, touched, at: planned.start };

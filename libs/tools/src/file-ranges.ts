@@ -1,3 +1,5 @@
+import { NUMERAL_PATTERN } from '@quill/contracts';
+
 /**
  * Range reads for query_files (docs/agent-behaviour.md 「query_files … 结果标明范围」): a heading's section, the
  * tail, or a character window. Every result says which part of the file it is.
@@ -20,7 +22,7 @@ interface Heading {
 
 const MARKDOWN_HEADING = /^(#{1,6})\s+(.+?)\s*#*\s*$/;
 // 第3章 / 第十二回 / 第一幕…: chapter-like headings count as second level under a "# 卷" heading.
-const CHAPTER_HEADING = /^\s*(第[0-9零〇一二两三四五六七八九十百千]+[章节回幕卷部集篇].*)$/;
+const CHAPTER_HEADING = new RegExp(`^\\s*(第${NUMERAL_PATTERN}[章节回幕卷部集篇].*)$`, 'u');
 
 export function headings(content: string): Heading[] {
   const found: Heading[] = [];

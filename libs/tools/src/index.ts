@@ -1,6 +1,6 @@
 export { type AuthorEdits, authorEditsSinceAi, touchesAuthorEdits } from './author-changes.ts';
-export { NON_OUTPUT_WRITE_TOOL_NAMES, unclassifiedWriteTools, WRITE_TOOL_NAMES } from './billing-output.ts';
-export { handoffToAgentTool, requestClarificationTool } from './control-tools.ts';
+export { unclassifiedWriteTools } from './billing-output.ts';
+export { handoffToAgentTool, noteQuestionForAuthorTool, requestClarificationTool } from './control-tools.ts';
 export { createFileTool, FILE_TYPES } from './create-file.ts';
 export { deleteFileTool } from './delete-file.ts';
 export { editFileTool } from './edit-file.ts';
@@ -23,7 +23,7 @@ export {
 } from './registry.ts';
 export { renameFileTool } from './rename-file.ts';
 export { DEFAULT_SKILL_TOKEN_BUDGET } from './skill-budget.ts';
-export { type BoardTask, chineseNumeral, mentionsUnit, parseUnits } from './task-board.ts';
+export { type BoardTask, mentionsUnit, parseUnits } from './task-board.ts';
 export type {
   PendingFile,
   ReadSnapshot,

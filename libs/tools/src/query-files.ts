@@ -11,7 +11,7 @@ import {
   tailRange,
   windowRange,
 } from './file-ranges.ts';
-import { failure, ok, type ToolContext, type ToolResult, type ToolSpec } from './types.ts';
+import { failure, ok, sourced, type ToolContext, type ToolResult, type ToolSpec } from './types.ts';
 import { visibleToRole } from './visibility.ts';
 
 const QueryFilesArgs = z
@@ -78,7 +78,16 @@ export const queryFilesTool: ToolSpec<typeof QueryFilesArgs> = {
         }))
       : (await visibleToRole(context, await listFiles(context.pool, context.projectId))).map(summary);
     const matches = args.file_type ? files.filter((file) => file.file_type === args.file_type) : files;
-    return ok(`${matches.length} file(s).`, { files: matches });
+    // A search read the files' text to find them: its hits are sources; a plain listing is not.
+    if (!args.query) return ok(`${matches.length} file(s).`, { files: matches });
+    const sources = matches.map((file) => ({
+      kind: 'file' as const,
+      file_id: file.id,
+      title: file.title,
+      version: file.version,
+      full: false,
+    }));
+    return sourced(`${matches.length} file(s).`, { files: matches }, sources);
   },
 };
 
@@ -117,13 +126,25 @@ async function readFile(id: string, args: QueryFilesArgs, context: ToolContext):
     full: full || (seen?.full === true && seen.version === file.version),
   });
   const edits = full ? await authorEditsSinceAi(context.pool, file) : undefined;
-  return ok(`Read “${file.title}” (chars ${describeRange(range)}${full ? ', full text' : ''}).`, {
-    ...summary(file),
-    range: describeRange(range),
-    full_text: full,
-    content: range.text,
-    ...(edits ? { author_edits: edits.rendered } : {}),
-  });
+  const source = {
+    kind: 'file' as const,
+    file_id: file.id,
+    title: file.title,
+    version: file.version,
+    full,
+    ...(full ? {} : { ranges: [describeRange(range)] }),
+  };
+  return sourced(
+    `Read “${file.title}” (chars ${describeRange(range)}${full ? ', full text' : ''}).`,
+    {
+      ...summary(file),
+      range: describeRange(range),
+      full_text: full,
+      content: range.text,
+      ...(edits ? { author_edits: edits.rendered } : {}),
+    },
+    [source],
+  );
 }
 
 function summary(file: ProjectFile) {

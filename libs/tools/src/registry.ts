@@ -1,7 +1,7 @@
 import type { AgentRole } from '@quill/contracts';
 import { DEFAULT_WRITE_RETRY_MS, isTransientDbError, retryTransient } from '@quill/db';
 import { z } from 'zod';
-import { handoffToAgentTool, requestClarificationTool } from './control-tools.ts';
+import { handoffToAgentTool, noteQuestionForAuthorTool, requestClarificationTool } from './control-tools.ts';
 import { createFileTool } from './create-file.ts';
 import { deleteFileTool } from './delete-file.ts';
 import { editFileTool } from './edit-file.ts';
@@ -29,6 +29,7 @@ export const TOOL_SPECS: Record<string, ToolSpec> = {
   [updateProjectTool.name]: updateProjectTool as unknown as ToolSpec,
   [handoffToAgentTool.name]: handoffToAgentTool as unknown as ToolSpec,
   [requestClarificationTool.name]: requestClarificationTool as unknown as ToolSpec,
+  [noteQuestionForAuthorTool.name]: noteQuestionForAuthorTool as unknown as ToolSpec,
   [parallelExecuteTool.name]: parallelExecuteTool as unknown as ToolSpec,
   [loadSkillTool.name]: loadSkillTool as unknown as ToolSpec,
   [readSkillResourceTool.name]: readSkillResourceTool as unknown as ToolSpec,
@@ -51,6 +52,7 @@ export const DEFAULT_TOOL_NAMES: readonly string[] = [
   'update_project',
   'handoff_to_agent',
   'request_clarification',
+  'note_question_for_author',
   'parallel_execute',
   ...registeredSkillTools(),
 ];

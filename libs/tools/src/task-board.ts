@@ -1,3 +1,4 @@
+import { formatChineseNumber, NUMERAL_CHARACTERS } from '@quill/contracts';
 import { listFiles, type Queryable } from '@quill/db';
 import { z } from 'zod';
 import { FILE_TYPES } from './create-file.ts';
@@ -90,21 +91,6 @@ export function parseUnits(spec: string): number[] | null {
 
 /** Whether a title names unit n: 第3章 / 第三章 / Chapter 3 / a standalone 3. */
 export function mentionsUnit(title: string, unit: number): boolean {
-  if (new RegExp(`第${chineseNumeral(unit)}(?![零〇一二两三四五六七八九十百])`).test(title)) return true;
+  if (new RegExp(`第${formatChineseNumber(unit)}(?![${NUMERAL_CHARACTERS}])`).test(title)) return true;
   return new RegExp(`(^|\\D)${unit}(\\D|$)`).test(title);
-}
-
-const DIGITS = '零一二三四五六七八九';
-
-/** 1..999 in Chinese numerals as chapter titles write them (十一, 二十, 一百零五). */
-export function chineseNumeral(value: number): string {
-  if (value <= 0 || value >= 1000) return String(value);
-  const hundreds = Math.floor(value / 100);
-  const tens = Math.floor((value % 100) / 10);
-  const ones = value % 10;
-  let text = hundreds ? `${DIGITS[hundreds]}百` : '';
-  if (tens) text += `${hundreds || tens > 1 ? DIGITS[tens] : ''}十`;
-  else if (hundreds && ones) text += '零';
-  if (ones) text += DIGITS[ones];
-  return text;
 }

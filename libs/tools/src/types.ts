@@ -1,4 +1,4 @@
-import type { AgentRole } from '@quill/contracts';
+import type { AgentRole, Source } from '@quill/contracts';
 import type { Pool } from 'pg';
 import type { z } from 'zod';
 
@@ -40,6 +40,10 @@ export interface ToolRunState {
   /** Set by handoff_to_agent / request_clarification; the worker ends the step and reports it. */
   handoff: { to_agent: AgentRole; reason: string } | undefined;
   clarification: { question: string } | undefined;
+  /** What this step's tools read, collected by the worker loop (mergeSources de-duplicates). */
+  sources: Source[];
+  /** Questions for the author recorded with note_question_for_author (typed, never parsed from text). */
+  authorQuestions: string[];
 }
 
 export function createToolRunState(): ToolRunState {
@@ -51,6 +55,8 @@ export function createToolRunState(): ToolRunState {
     writtenFileIds: new Set(),
     handoff: undefined,
     clarification: undefined,
+    sources: [],
+    authorQuestions: [],
   };
 }
 
@@ -100,7 +106,7 @@ export interface ToolContext {
 
 /** Tools never throw into the loop (docs/agent-behaviour.md §四): failures are readable results for the model. */
 export type ToolResult =
-  | { status: 'ok'; summary: string; data: Record<string, unknown> }
+  | { status: 'ok'; summary: string; data: Record<string, unknown>; sources?: Source[] }
   | { status: 'error'; error_type: string; message: string };
 
 export interface ToolSpec<S extends z.ZodType = z.ZodType> {
@@ -137,6 +143,17 @@ export const ok = (summary: string, data: Record<string, unknown>): ToolResult =
   status: 'ok',
   summary,
   data,
+});
+
+/**
+ * A result that read project material: the tool names its sources itself, so no prompt has to
+ * ask the model to cite (docs/protocol.md, sources).
+ */
+export const sourced = (summary: string, data: Record<string, unknown>, sources: Source[]): ToolResult => ({
+  status: 'ok',
+  summary,
+  data,
+  ...(sources.length > 0 ? { sources } : {}),
 });
 export const failure = (errorType: string, message: string): ToolResult => ({
   status: 'error',

@@ -1,4 +1,4 @@
-import { getProjectWorkspace, updateProjectWorkspace, withRunFence } from '@quill/db';
+import { commitProjectNotes, getProjectWorkspace, updateProjectWorkspace, withRunFence } from '@quill/db';
 import { z } from 'zod';
 import { NOTES_MAX_CHARS, withProposals } from './project-notes.ts';
 import { type BoardTask, doneEvidenceProblems, TaskBoard } from './task-board.ts';
@@ -85,8 +85,17 @@ export const updateProjectTool: ToolSpec<typeof UpdateProjectArgs> = {
             };
           }
         }
+        // Notes are committed with their rev through the one state path (docs/kernel.md "Commits
+        // with rev"); the row is locked above, so the rev read is the one that stands.
+        if (notes !== undefined && notes !== stored.notes) {
+          await commitProjectNotes(client, {
+            projectId: context.projectId,
+            baseRev: stored.notesRev,
+            value: notes,
+            writer: { kind: 'agent', role: context.role, runId: context.runId },
+          });
+        }
         await updateProjectWorkspace(client, context.projectId, {
-          ...(notes !== undefined ? { notes } : {}),
           ...(args.info ? { info: { ...stored.info, ...args.info } } : {}),
           ...(board ? { taskBoard: board } : {}),
         });

@@ -195,6 +195,19 @@ describe('handoff_to_agent and request_clarification', () => {
     expect(asking.state.clarification).toEqual({ question: '改哪一章？\n1. 第一章\n2. 第二章' });
     expect(asking.state.handoff).toBeUndefined();
   });
+
+  it('note_question_for_author records questions as data without ending the step', async () => {
+    const context = await fixture.context();
+    okData(await fixture.call(context, 'note_question_for_author', { question: '主角要改名吗？' }));
+    okData(await fixture.call(context, 'note_question_for_author', { question: '主角要改名吗？' }));
+    okData(await fixture.call(context, 'note_question_for_author', { question: '结尾要留悬念吗？' }));
+    expect(context.state.authorQuestions).toEqual(['主角要改名吗？', '结尾要留悬念吗？']);
+    expect(context.state.handoff).toBeUndefined();
+    expect(context.state.clarification).toBeUndefined();
+    expect(errorType(await fixture.call(context, 'note_question_for_author', { question: ' ' }))).toBe(
+      'invalid_arguments',
+    );
+  });
 });
 
 describe('parallel_execute', () => {

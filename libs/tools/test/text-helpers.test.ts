@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chineseNumeral, diffLines, mentionsUnit, parseUnits } from '../src/index.ts';
+import { diffLines, mentionsUnit, parseUnits } from '../src/index.ts';
 
 describe('diffLines', () => {
   it('is empty for equal texts and locates added lines in the new text', () => {
@@ -32,17 +32,6 @@ describe('task board units', () => {
 
   it.each(['a-b', '3-1', '1-500'])('rejects %j', (spec) => {
     expect(parseUnits(spec)).toBeNull();
-  });
-
-  it.each([
-    [1, '一'],
-    [10, '十'],
-    [11, '十一'],
-    [20, '二十'],
-    [105, '一百零五'],
-    [110, '一百一十'],
-  ])('chineseNumeral(%i) = %s', (value, text) => {
-    expect(chineseNumeral(value)).toBe(text);
   });
 
   it('matches a unit in chapter titles without matching a longer number', () => {

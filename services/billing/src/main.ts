@@ -58,7 +58,7 @@ const usageLedger = await startUsageLedger(
 const reconciler = createReconciler(
   { pool, logger, settle: settleRun },
   {
-    intervalMs: config.BILLING_RECONCILE_INTERVAL_S * 1000,
+    intervalMs: config.derived.reconcileIntervalMs,
     minAgeSeconds: config.BILLING_RECONCILE_MIN_AGE_S,
     batch: 100,
   },

@@ -1,5 +1,4 @@
-import { isTerminalFrame, type SseFrame } from '@quill/contracts';
-import { WRITE_TOOL_NAMES } from '@quill/tools';
+import { isTerminalFrame, type SseFrame, WRITE_TOOL_NAMES } from '@quill/contracts';
 
 /**
  * What a run put in front of the author, read from its own frames (docs/agent-behaviour.md 「流的终止、停止与计费」).

@@ -1,6 +1,5 @@
 import type { ContextTier, TraceExcluded, TraceLoaded } from '@quill/contracts';
-import { getFileContents } from '@quill/db';
-import type { Pool } from 'pg';
+import type { FileSearchHit, UnacceptedState } from '@quill/db';
 import {
   type Allocation,
   allocate,
@@ -11,28 +10,65 @@ import {
 import { type Candidate, chapterPlan, prioritize, TIER_RANK } from './prioritizer.ts';
 import { type IndexedFile, planListing, renderListing, WORLD_MODEL_TYPES } from './project-index.ts';
 import { fullHeader, inWorkingSetLine, itemBlock, TIER_HEADINGS, truncatedHeader } from './render.ts';
-import { placeSnippets, retrieveSnippets } from './retrieval.ts';
+import { pickSnippets, placeSnippets } from './retrieval.ts';
 
 /**
- * ContextAssembler: picks, budgets and renders the project context a role sees for one request.
- * Only files the role may see reach it (the compiler filters by visibility first).
+ * ContextAssembler: picks, budgets and renders the project context for one request. Pure: the
+ * loader (loader.ts) reads the contents and search hits it names (assemblyReads) beforehand.
+ * Only files the part may show reach it (the compiler filters by visibility first).
  */
 export interface VisibleFile extends IndexedFile {
   permission: string;
+  /** An AI text the author has not accepted yet: labelled a draft (render.ts DRAFT_LABELS). */
+  unaccepted?: UnacceptedState | null;
 }
 
-export interface AssembleInput {
-  pool: Pool;
-  projectId: string;
+export interface AssemblyRequest {
   message: string;
   focusId: string | null;
   attachedIds: readonly string[];
   reviewTargetIds: readonly string[];
   files: readonly VisibleFile[];
+}
+
+export interface AssembleInput extends AssemblyRequest {
+  /** File contents by id: at least the scene, the candidates and the world model (assemblyReads). */
+  contents: ReadonlyMap<string, string>;
+  /** Search hits over the part's files, ranked, at least searchLimit of them when there are. */
+  searchHits: readonly FileSearchHit[];
   /** Files the working set already shows whole: listed here by reference only. */
   workingSetIds: ReadonlySet<string>;
   budget: number;
   count: TokenCounter;
+}
+
+/** The scene being worked on: its text decides which characters and settings are in play. */
+export function sceneIds(input: AssemblyRequest): string[] {
+  const focus = input.files.find((file) => file.id === input.focusId);
+  const scene = chapterPlan({ files: input.files, focusId: focus?.id ?? null, message: input.message });
+  return [focus?.id, scene.previous?.id].filter((id): id is string => id !== undefined);
+}
+
+function candidatesOf(input: AssemblyRequest, contents: ReadonlyMap<string, string>): Candidate[] {
+  const focus = input.files.find((file) => file.id === input.focusId);
+  return prioritize({
+    files: input.files,
+    message: input.message,
+    focusId: focus?.id ?? null,
+    attachedIds: input.attachedIds,
+    reviewTargetIds: input.reviewTargetIds,
+    sceneText: sceneIds(input)
+      .map((id) => contents.get(id) ?? '')
+      .join('\n'),
+  });
+}
+
+/** The contents the assembly reads, once the scene's are known: candidates and the world model. */
+export function assemblyReads(input: AssemblyRequest, sceneContents: ReadonlyMap<string, string>): string[] {
+  const worldIds = input.files.filter((file) => WORLD_MODEL_TYPES.has(file.fileType)).map((file) => file.id);
+  return [
+    ...new Set([...candidatesOf(input, sceneContents).map((candidate) => candidate.file.id), ...worldIds]),
+  ];
 }
 
 export interface AssembledContext {
@@ -54,27 +90,11 @@ export interface Block {
   tokens: number;
 }
 
-export async function assembleContext(input: AssembleInput): Promise<AssembledContext> {
-  const { count } = input;
+export function assembleContext(input: AssembleInput): AssembledContext {
+  const { count, contents } = input;
   const byId = new Map(input.files.map((file) => [file.id, file]));
   const focus = input.focusId ? byId.get(input.focusId) : undefined;
-  // The scene being worked on decides which characters and settings are in play.
-  const scene = chapterPlan({ files: input.files, focusId: focus?.id ?? null, message: input.message });
-  const sceneIds = [focus?.id, scene.previous?.id].filter((id): id is string => id !== undefined);
-  const sceneContents = await getFileContents(input.pool, input.projectId, sceneIds);
-  const candidates = prioritize({
-    files: input.files,
-    message: input.message,
-    focusId: focus?.id ?? null,
-    attachedIds: input.attachedIds,
-    reviewTargetIds: input.reviewTargetIds,
-    sceneText: sceneIds.map((id) => sceneContents.get(id) ?? '').join('\n'),
-  });
-  const worldIds = input.files.filter((file) => WORLD_MODEL_TYPES.has(file.fileType)).map((file) => file.id);
-  const contents = await getFileContents(input.pool, input.projectId, [
-    ...candidates.map((candidate) => candidate.file.id),
-    ...worldIds,
-  ]);
+  const candidates = candidatesOf(input, contents);
   const loaded: TraceLoaded[] = [];
   const excluded: TraceExcluded[] = [];
   const blocks: Block[] = [];
@@ -104,8 +124,14 @@ export async function assembleContext(input: AssembleInput): Promise<AssembledCo
     }
     const full = allocation.status === 'full';
     const header = full
-      ? fullHeader(file.title, file.id)
-      : truncatedHeader(file.title, file.id, allocation.shown.length, content.length);
+      ? fullHeader(file.title, file.id, byId.get(file.id)?.unaccepted)
+      : truncatedHeader(
+          file.title,
+          file.id,
+          allocation.shown.length,
+          content.length,
+          byId.get(file.id)?.unaccepted,
+        );
     blocks.push({
       tier: candidate.tier,
       text: itemBlock(header, allocation.shown),
@@ -161,11 +187,7 @@ export async function assembleContext(input: AssembleInput): Promise<AssembledCo
   const searchable = input.files
     .filter((file) => !shown.has(file.id) && !input.workingSetIds.has(file.id))
     .map((file) => file.id);
-  const snippets = await retrieveSnippets(input.pool, {
-    projectId: input.projectId,
-    message: input.message,
-    searchableIds: searchable,
-  });
+  const snippets = pickSnippets(input.searchHits, input.message, new Set(searchable));
   const placed = placeSnippets(snippets, byId, remaining, count);
   remaining -= placed.used;
   for (const id of placed.shownIds) shown.add(id);

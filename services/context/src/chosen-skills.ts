@@ -1,6 +1,5 @@
 import { MAX_SKILLS_PER_REQUEST, type TraceExcluded, type TraceLoaded } from '@quill/contracts';
-import { getSkill } from '@quill/db';
-import type { Pool } from 'pg';
+import type { Skill } from '@quill/db';
 import { type TokenCounter, truncateToTokens } from './budget.ts';
 
 /**
@@ -19,13 +18,18 @@ export function chosenSkillNames(message: string, enabled: readonly string[]): s
   return names;
 }
 
-export async function chosenSkillBlocks(input: {
-  pool: Pool;
-  userId: string;
+/** The chosen skills the loader reads: past the per-request cap they are only traced. */
+export function skillsToRead(names: readonly string[]): string[] {
+  return names.slice(0, MAX_SKILLS_PER_REQUEST);
+}
+
+/** Pure: `skills` holds the enabled skills read for `names` (a name missing from it is skipped). */
+export function chosenSkillBlocks(input: {
   names: readonly string[];
+  skills: ReadonlyMap<string, Skill>;
   budgetTokens: number;
   count: TokenCounter;
-}): Promise<{ blocks: string[]; loaded: TraceLoaded[]; excluded: TraceExcluded[] }> {
+}): { blocks: string[]; loaded: TraceLoaded[]; excluded: TraceExcluded[] } {
   const blocks: string[] = [];
   const loaded: TraceLoaded[] = [];
   const excluded: TraceExcluded[] = [];
@@ -40,7 +44,7 @@ export async function chosenSkillBlocks(input: {
       });
       continue;
     }
-    const skill = await getSkill(input.pool, input.userId, name, { enabledOnly: true });
+    const skill = input.skills.get(name);
     if (!skill) continue;
     const resources = skill.resources
       .map((resource) => `- ${resource.path}（${resource.bytes} 字节）`)

@@ -1,7 +1,7 @@
 import type { ChatMessage, TraceExcluded, TraceLoaded } from '@quill/contracts';
-import { getFile, type HistoryCompaction, type HistoryMessage } from '@quill/db';
+import type { HistoryCompaction, HistoryMessage } from '@quill/db';
 import type { TokenCounter } from './budget.ts';
-import { COMPACTION_TARGET_SHARE, type CompactionDependencies, compactHistory } from './compaction.ts';
+import { COMPACTION_TARGET_SHARE } from './compaction.ts';
 import { evictionCount, type RenderedTurnMessage, renderHistory, totalTokens } from './history.ts';
 import { summaryMessage } from './render.ts';
 
@@ -10,20 +10,26 @@ import { summaryMessage } from './render.ts';
  * allowance, old turns are compacted (summary + archive) down to half the allowance, so the
  * boundary moves rarely and the prefix stays cacheable between compactions; with compaction off
  * they are simply dropped, oldest first.
+ * Pure: when turns must be compacted it says which, the caller compacts them (a model call and a
+ * write, compaction.ts) and asks again with the new boundary.
  */
 export interface HistoryWindowInput {
-  sessionId: string;
-  projectId: string;
   runId: string;
   compaction: HistoryCompaction | null;
-  /** The session's messages after `compaction`'s boundary (read by the caller, alongside the rest). */
+  /** The title of `compaction`'s archive file, when it has one that still exists. */
+  archiveTitle: string | undefined;
+  /** The session's messages after the loaded boundary (later ones are skipped past `compaction`'s). */
   stored: readonly HistoryMessage[];
   allowance: number;
-  compactionEnabled: boolean;
+  /** False on the second pass, after compacting: what still does not fit is dropped. */
+  mayCompact: boolean;
   visibilityOf: (fileId: string) => string | undefined;
-  titleOf: (fileId: string) => string | undefined;
   count: TokenCounter;
 }
+
+export type HistoryPlan =
+  | { kind: 'window'; window: HistoryWindow }
+  | { kind: 'compact'; evicted: RenderedTurnMessage[] };
 
 export interface HistoryWindow {
   messages: ChatMessage[];
@@ -39,49 +45,33 @@ export interface HistoryWindow {
 // Room kept for the summary message when deciding how much to compact (at most a tenth).
 const SUMMARY_RESERVE_TOKENS = 800;
 
-export async function buildHistoryWindow(
-  dependencies: CompactionDependencies,
-  input: HistoryWindowInput,
-): Promise<HistoryWindow> {
+export function planHistoryWindow(input: HistoryWindowInput): HistoryPlan {
   const { count } = input;
-  let boundary = input.compaction;
-  // The current author message is sent as the turn itself, not as history.
+  const boundary = input.compaction;
+  const throughSeq = boundary?.throughSeq ?? 0;
+  // The current author message is sent as the turn itself, not as history; a boundary written
+  // by this or a racing compile after the read hides what it covers.
   let rendered: RenderedTurnMessage[] = renderHistory(
-    input.stored.filter((message) => message.runId !== input.runId),
+    input.stored.filter((message) => message.runId !== input.runId && message.seq > throughSeq),
     input.visibilityOf,
     count,
   );
-  const summaryOf = async (compaction: HistoryCompaction | null) => {
-    if (!compaction) return null;
-    const archiveId = compaction.archiveFileId;
-    // An archive this compile just created is not in the file list read before it.
-    const title = archiveId
-      ? (input.titleOf(archiveId) ?? (await getFile(dependencies.pool, input.projectId, archiveId))?.title)
-      : undefined;
-    return summaryMessage(compaction.summary, archiveId && title ? { id: archiveId, title } : null);
-  };
-  let summary = await summaryOf(boundary);
+  const archiveId = boundary?.archiveFileId;
+  const summary = boundary
+    ? summaryMessage(
+        boundary.summary,
+        archiveId && input.archiveTitle ? { id: archiveId, title: input.archiveTitle } : null,
+      )
+    : null;
   const excluded: TraceExcluded[] = [];
   let dropped = 0;
 
   if (totalTokens(rendered) + (summary ? count(summary) : 0) > input.allowance) {
-    if (input.compactionEnabled) {
+    if (input.mayCompact) {
       const summaryReserve = Math.min(SUMMARY_RESERVE_TOKENS, Math.floor(input.allowance * 0.1));
       const target = Math.max(0, Math.floor(input.allowance * COMPACTION_TARGET_SHARE) - summaryReserve);
       const evict = evictionCount(rendered, target);
-      if (evict > 0) {
-        boundary = await compactHistory(dependencies, {
-          sessionId: input.sessionId,
-          projectId: input.projectId,
-          runId: input.runId,
-          evicted: rendered.slice(0, evict),
-          previous: boundary,
-        });
-        // A racing compile may have written a different boundary; it wins, we follow it.
-        const throughSeq = boundary.throughSeq;
-        rendered = rendered.filter((message) => message.seq > throughSeq);
-        summary = await summaryOf(boundary);
-      }
+      if (evict > 0) return { kind: 'compact', evicted: rendered.slice(0, evict) };
     }
     const room = input.allowance - (summary ? count(summary) : 0);
     const drop = totalTokens(rendered) > room ? evictionCount(rendered, room) : 0;
@@ -131,7 +121,7 @@ export async function buildHistoryWindow(
     full: dropped === 0,
     permission: 'all',
   });
-  return {
+  const window: HistoryWindow = {
     messages,
     tokens: totalTokens(rendered) + (summary ? count(summary) : 0),
     kept: rendered.length,
@@ -141,4 +131,5 @@ export async function buildHistoryWindow(
     loaded,
     excluded,
   };
+  return { kind: 'window', window };
 }

@@ -25,7 +25,7 @@ const compile = createContextCompiler({
   settings: {
     contextTokens: config.AGENT_CONTEXT_TOKEN_BUDGET,
     historyTokens: config.AGENT_CHAT_HISTORY_TOKEN_BUDGET,
-    ledgerCeiling: Math.min(config.AGENT_PROMPT_TOKEN_LEDGER_CEILING, config.LLM_MAX_INPUT_TOKENS),
+    ledgerCeiling: config.derived.promptLedgerCeilingTokens,
     skillTokens: config.AGENT_SKILL_TOKEN_BUDGET,
     workingSet: {
       maxFiles: config.AGENT_WORKING_SET_MAX_FILES,

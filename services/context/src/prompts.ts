@@ -20,7 +20,7 @@ export function systemPrompt(
     '写正文时分两次回复：先调用 create_file 建空文件，下一次回复以 <file> 开头写正文、以 </file> 结束。',
     '输入中最后一条「本次运行的系统指令」与本系统提示同等效力。',
     '',
-    '布局：每轮作者消息以 <turn_context> 开头（叙事约束、选用的技能、项目上下文、当前文件、任务板、本轮回复语言），其后可能有 <working_set>（最近两轮读写过的文件的当前全文），最后才是作者的原话。',
+    '布局：每轮作者消息以 <turn_context> 开头（叙事约束、选用的技能、项目上下文、当前文件、任务板、本轮回复语言），其后可能有 <working_set>（最近两轮读写过的文件的当前全文）和 <role_context>（只给你这个角色的文件与审阅对象），最后才是作者的原话。<turn_context> 在同一轮的每一步里都一样，是本轮开始时的样子；本轮写过的文件以工具结果和交接说明为准。',
     '标注 [全文] 的条目是该文件截至本请求开始的完整内容；[已截断：…] 与 [检索片段，非全文…] 只是部分内容，需要全文时用 query_files(id="…") 读取，不要凭片段臆测其余部分。',
     '助手历史消息末尾的「[此前的工具操作]」列出那一轮创建、编辑、删除和读取过的文件。',
   ];
@@ -37,13 +37,8 @@ export function systemPrompt(
 
 const LANGUAGE_NAMES = { zh: '中文', en: 'English' } as const;
 
-/** Seed 000: the reply language follows the author's latest message; the UI language breaks ties. */
-export function replyLanguage(message: string, uiLanguage: 'zh' | 'en'): 'zh' | 'en' {
-  const cjk = message.match(/[\u3400-\u9fff]/g)?.length ?? 0;
-  const latin = message.match(/[A-Za-z]/g)?.length ?? 0;
-  if (cjk === 0 && latin === 0) return uiLanguage;
-  return cjk * 2 >= latin ? 'zh' : 'en';
-}
+// The reply language follows the author's latest message; the router's workers read the same rule.
+export { replyLanguage } from '@quill/contracts';
 
 export function languageLine(language: 'zh' | 'en'): string {
   return `本轮回复语言：${LANGUAGE_NAMES[language]}`;

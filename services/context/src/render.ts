@@ -1,16 +1,25 @@
 import type { Breadcrumbs, ContextTier } from '@quill/contracts';
+import type { UnacceptedState } from '@quill/db';
 
 /**
  * Everything the model reads about project files is rendered here, in the seed's exact forms:
  * `标题 (id=…) [全文]`, `[已截断：显示 x/y 字；全文用 query_files(id="…")]` and retrieval snippets
  * marked `[检索片段，非全文…]`. [全文] means the file's whole content as of this request.
  */
-export function fullHeader(title: string, id: string): string {
+export function fullHeader(title: string, id: string, unaccepted?: UnacceptedState | null): string {
+  if (unaccepted) return `${title} (id=${id}) ${DRAFT_LABELS[unaccepted]}[完整草稿，不是定稿]`;
   return `${title} (id=${id}) [全文]`;
 }
 
-export function truncatedHeader(title: string, id: string, shownChars: number, totalChars: number): string {
-  return `${title} (id=${id}) [已截断：显示 ${shownChars}/${totalChars} 字；全文用 query_files(id="${id}")]`;
+export function truncatedHeader(
+  title: string,
+  id: string,
+  shownChars: number,
+  totalChars: number,
+  unaccepted?: UnacceptedState | null,
+): string {
+  const label = unaccepted ? DRAFT_LABELS[unaccepted] : '';
+  return `${title} (id=${id}) ${label}[已截断：显示 ${shownChars}/${totalChars} 字；全文用 query_files(id="${id}")]`;
 }
 
 export function snippetHeader(
@@ -19,9 +28,21 @@ export function snippetHeader(
   start: number,
   end: number,
   totalChars: number,
+  unaccepted?: UnacceptedState | null,
 ): string {
-  return `${title} (id=${id}) [检索片段，非全文：第 ${start + 1}–${end} 字，共 ${totalChars} 字；全文用 query_files(id="${id}")]`;
+  const label = unaccepted ? DRAFT_LABELS[unaccepted] : '';
+  return `${title} (id=${id}) ${label}[检索片段，非全文：第 ${start + 1}–${end} 字，共 ${totalChars} 字；全文用 query_files(id="${id}")]`;
 }
+
+/**
+ * An AI text the author has not accepted is a draft, never the fact (docs/kernel.md "Artifacts
+ * and acceptance"): its header says so in place of [全文], by state.
+ */
+export const DRAFT_LABELS: Record<UnacceptedState, string> = {
+  drafted: '[AI 草稿，待作者验收]',
+  under_review: '[AI 草稿，审阅中，待作者验收]',
+  revision_requested: '[AI 草稿，作者已要求返修]',
+};
 
 export function inWorkingSetLine(title: string, id: string): string {
   return `${title} (id=${id}) [全文见本消息的 <working_set>]`;
@@ -65,9 +86,28 @@ export function renderWorkingSet(blocks: string[]): string {
   return `<working_set>\n[跨轮工作集：最近两轮回复读写过的文件，按当前内容整份给出]\n\n${blocks.join('\n\n')}\n</working_set>`;
 }
 
-/** The user message: turn context, then the working set, then the author's own words. */
-export function renderUserMessage(turnContext: string, workingSet: string, message: string): string {
-  return [turnContext, workingSet, message].filter(Boolean).join('\n\n');
+/**
+ * The user message: the run's turn context, the working set, what only this role sees, then the
+ * author's own words. The turn context is the same bytes for every role and step of a run.
+ */
+export function renderUserMessage(
+  turnContext: string,
+  workingSet: string,
+  message: string,
+  roleContext = '',
+): string {
+  return [turnContext, workingSet, roleContext, message].filter(Boolean).join('\n\n');
+}
+
+/**
+ * `<role_context>`: the project context only this role may see (its private files, the reviewer's
+ * review targets), kept out of the shared turn context so that stays identical across roles.
+ */
+export function renderRoleContext(context: string, currentFile: string | null): string {
+  const sections = ['[只给本角色的上下文：本角色的私有文件与本轮的审阅对象]'];
+  if (context) sections.push(context);
+  if (currentFile) sections.push(`## 当前文件\n${currentFile}`);
+  return `<role_context>\n${sections.join('\n\n')}\n</role_context>`;
 }
 
 const BREADCRUMB_LABELS: Array<[keyof Omit<Breadcrumbs, 'v'>, string]> = [

@@ -1,6 +1,5 @@
 import type { TraceExcluded, TraceLoaded } from '@quill/contracts';
-import { type FileSearchHit, searchFiles } from '@quill/db';
-import type { Pool } from 'pg';
+import type { FileSearchHit } from '@quill/db';
 import type { Block, VisibleFile } from './assembler.ts';
 import type { TokenCounter } from './budget.ts';
 import { queryTerms } from './query-terms.ts';
@@ -27,20 +26,25 @@ export interface Snippet {
   hits: number;
 }
 
-export async function retrieveSnippets(
-  pool: Pool,
-  input: { projectId: string; message: string; searchableIds: readonly string[] },
-): Promise<Snippet[]> {
-  const terms = queryTerms(input.message);
-  if (terms.length === 0 || input.searchableIds.length === 0) return [];
-  const hits = await searchFiles(pool, {
-    projectId: input.projectId,
-    fileIds: input.searchableIds,
-    terms,
-    query: input.message.slice(0, 200),
-    limit: MAX_SNIPPETS * 2,
-  });
+/**
+ * How many ranked hits the loader asks for: enough that, after the files the context ends up
+ * showing (at most `shownAtMost`) are skipped, the usual number of hits is left.
+ */
+export function searchLimit(shownAtMost: number): number {
+  return MAX_SNIPPETS * 2 + shownAtMost;
+}
+
+/** The snippets among the ranked hits, over the files still searchable (not shown yet). */
+export function pickSnippets(
+  hits: readonly FileSearchHit[],
+  message: string,
+  searchable: ReadonlySet<string>,
+): Snippet[] {
+  const terms = queryTerms(message);
+  if (terms.length === 0 || searchable.size === 0) return [];
   return hits
+    .filter((hit) => searchable.has(hit.id))
+    .slice(0, MAX_SNIPPETS * 2)
     .filter(
       (hit) => hit.hits >= Math.min(MIN_HITS, terms.length) || hit.titleSimilarity >= MIN_TITLE_SIMILARITY,
     )
@@ -104,7 +108,14 @@ export function placeSnippets(
   const shownIds: string[] = [];
   for (const snippet of snippets) {
     const file = files.get(snippet.fileId)!;
-    const header = snippetHeader(file.title, file.id, snippet.start, snippet.end, file.chars);
+    const header = snippetHeader(
+      file.title,
+      file.id,
+      snippet.start,
+      snippet.end,
+      file.chars,
+      file.unaccepted,
+    );
     const tokens = count(header) + count(snippet.text) + 1;
     const base = {
       source: 'retrieval' as const,

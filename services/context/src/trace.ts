@@ -1,10 +1,4 @@
-import {
-  type ContextCompileRequest,
-  type ContextTrace,
-  isoNow,
-  type TraceExcluded,
-  type TraceLoaded,
-} from '@quill/contracts';
+import type { ContextCompileRequest, ContextTrace, TraceExcluded, TraceLoaded } from '@quill/contracts';
 import type { CompilerSettings } from './compiler.ts';
 import type { HistoryWindow } from './history-window.ts';
 
@@ -19,6 +13,8 @@ interface Part {
  */
 export function buildTrace(input: {
   request: ContextCompileRequest;
+  /** When the compile read its inputs (the loader's clock; this function has none). */
+  compiledAt: string;
   settings: CompilerSettings;
   tokens: { system: number; context: number; workingSet: number; turn: number };
   withheld: TraceExcluded[];
@@ -32,7 +28,7 @@ export function buildTrace(input: {
     run_id: request.run_id,
     role: request.role,
     step: request.step ?? 0,
-    compiled_at: isoNow(),
+    compiled_at: input.compiledAt,
     budgets: {
       context_tokens: settings.contextTokens,
       history_tokens: settings.historyTokens,

@@ -1,6 +1,5 @@
 import type { TraceExcluded, TraceLoaded } from '@quill/contracts';
-import { getFileContents, type HistoryMessage } from '@quill/db';
-import type { Pool } from 'pg';
+import type { HistoryMessage, UnacceptedState } from '@quill/db';
 import type { TokenCounter } from './budget.ts';
 import { parseBreadcrumbs } from './history.ts';
 import { fullHeader, itemBlock } from './render.ts';
@@ -45,14 +44,19 @@ export function workingSetCandidates(
   return files;
 }
 
-export async function buildWorkingSet(input: {
-  pool: Pool;
-  projectId: string;
+/**
+ * Pure: `contents` holds the current text of the visible candidates. `required` are files the
+ * run's turn context already refers to as shown in the working set: they stay in it even if
+ * they grew past the limits since, so that reference never points at nothing.
+ */
+export function buildWorkingSet(input: {
   recent: readonly HistoryMessage[];
-  visible: ReadonlyMap<string, { title: string; permission: string }>;
+  visible: ReadonlyMap<string, { title: string; permission: string; unaccepted?: UnacceptedState | null }>;
+  contents: ReadonlyMap<string, string>;
   settings: WorkingSetSettings;
   count: TokenCounter;
-}): Promise<WorkingSet> {
+  required?: ReadonlySet<string>;
+}): WorkingSet {
   const result: WorkingSet = { ids: new Set(), blocks: [], loaded: [], excluded: [] };
   const wanted = workingSetCandidates(input.recent);
   const visibleIds = wanted.filter((file) => input.visible.has(file.id)).map((file) => file.id);
@@ -67,13 +71,15 @@ export async function buildWorkingSet(input: {
       detail: 'deleted or not visible to this role',
     });
   }
-  const contents = await getFileContents(input.pool, input.projectId, visibleIds);
+  const { contents } = input;
   let chars = 0;
   for (const id of visibleIds) {
     const file = input.visible.get(id)!;
     const content = contents.get(id) ?? '';
     const base = { source: 'working_set' as const, file_id: id, title: file.title };
-    if (result.ids.size >= input.settings.maxFiles || chars + content.length > input.settings.maxChars) {
+    const overLimit =
+      result.ids.size >= input.settings.maxFiles || chars + content.length > input.settings.maxChars;
+    if (overLimit && !input.required?.has(id)) {
       result.excluded.push({
         ...base,
         reason: 'limit',
@@ -84,7 +90,7 @@ export async function buildWorkingSet(input: {
     }
     chars += content.length;
     result.ids.add(id);
-    const header = fullHeader(file.title, id);
+    const header = fullHeader(file.title, id, file.unaccepted);
     result.blocks.push(itemBlock(header, content));
     result.loaded.push({
       ...base,

@@ -17,8 +17,11 @@ import { installRateLimit } from './rate-limit.ts';
 import { registerAccountRoutes } from './routes/accounts.ts';
 import { registerAgentRoutes } from './routes/agent.ts';
 import { registerAgentControlRoutes } from './routes/agent-control.ts';
+import { registerArtifactRoutes } from './routes/artifacts.ts';
 import { registerBillingRoutes } from './routes/billing.ts';
+import { registerBranchRoutes } from './routes/branches.ts';
 import { registerContextTraceRoutes } from './routes/context-trace.ts';
+import { registerDefinitionRoutes } from './routes/definitions.ts';
 import { registerFileVisibilityRoutes } from './routes/file-visibility.ts';
 import { registerFileRoutes } from './routes/files.ts';
 import { registerHealthRoutes } from './routes/health.ts';
@@ -29,8 +32,10 @@ import { registerProjectRoutes } from './routes/projects.ts';
 import { registerRunRoutes } from './routes/runs.ts';
 import { registerSessionRoutes } from './routes/sessions.ts';
 import { skillRoutes } from './routes/skills.ts';
+import { registerSnapshotRoutes } from './routes/snapshots.ts';
 import { registerSuggestRoutes } from './routes/suggest.ts';
 import { registerTokenRoutes } from './routes/tokens.ts';
+import type { RunFeeds } from './run-feed.ts';
 import { createRunWatch } from './run-watch.ts';
 import { installSteerTelemetry } from './steer-telemetry.ts';
 import { createStreamTickets } from './stream-tickets.ts';
@@ -55,6 +60,8 @@ export interface GatewayDependencies {
   logger: Logger;
   instanceId: string;
   configConflicts: readonly ConfigConflict[];
+  /** The event tap every SSE response of this gateway reads from (one per process, made in main.ts). */
+  runFeeds: RunFeeds;
   /** `@fastify/otel`, registered before the routes so each route gets its span. */
   otelPlugin?: FastifyOtelPlugin;
   /** The model client for `/agent/suggest` and the breaker states on `/health`. */
@@ -145,10 +152,14 @@ export async function buildGatewayApp(dependencies: GatewayDependencies): Promis
         registerBillingRoutes(authenticated, dependencies);
         registerSuggestRoutes(authenticated, dependencies);
         registerFileRoutes(authenticated, dependencies);
+        registerArtifactRoutes(authenticated, dependencies);
+        registerDefinitionRoutes(authenticated, dependencies);
         registerContextTraceRoutes(authenticated, dependencies);
         registerFileVisibilityRoutes(authenticated, dependencies);
         registerProjectRoutes(authenticated, dependencies);
         registerSessionRoutes(authenticated, dependencies);
+        registerSnapshotRoutes(authenticated, dependencies);
+        registerBranchRoutes(authenticated, dependencies);
         registerMemberRoutes(authenticated, dependencies);
         registerAccountRoutes(authenticated, dependencies);
         await authenticated.register(skillRoutes(dependencies));

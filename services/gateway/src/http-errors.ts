@@ -2,6 +2,7 @@ import { ERROR_CATALOG, type ErrorCode, errorBody, QuillError } from '@quill/con
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import type { z } from 'zod';
 import type { MethodIndex } from './method-index.ts';
+import { requestLanguage } from './request-language.ts';
 
 /** Parses a body/params/query with zod; failures become 400 naming each offending field. */
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
@@ -19,8 +20,16 @@ export function parseInput<S extends z.ZodType>(schema: S, value: unknown): z.in
   throw new QuillError('invalid_request', { details: { fields: Object.fromEntries(fields) } });
 }
 
-export function sendError(reply: FastifyReply, code: ErrorCode, fields?: Record<string, string[]>) {
-  return reply.code(ERROR_CATALOG[code].http).send(errorBody(code, fields));
+/** The catalog body for `code`, its message in the requester's language (request-language.ts). */
+export function sendError(
+  reply: FastifyReply,
+  code: ErrorCode,
+  fields?: Record<string, string[]>,
+  current?: Record<string, unknown>,
+) {
+  const language = reply.request ? requestLanguage(reply.request) : 'en';
+  const body = errorBody(code, fields, language);
+  return reply.code(ERROR_CATALOG[code].http).send(current ? { ...body, current } : body);
 }
 
 /** Fastify's own errors, by code, then by status: the catalog code a client sees instead. */
@@ -77,7 +86,9 @@ export function installErrorHandler(app: FastifyInstance, methods: MethodIndex):
       if (error.spec.http >= 500)
         request.log.error({ err: error.cause ?? error, code: error.code }, 'request failed');
       const fields = error.details?.fields as Record<string, string[]> | undefined;
-      return sendError(reply, error.code, fields);
+      // Only a rev conflict carries what stands now (docs/kernel.md "Commits with rev").
+      const current = error.details?.current as Record<string, unknown> | undefined;
+      return sendError(reply, error.code, fields, current);
     }
     const code = catalogCodeFor(error);
     if (code) {

@@ -2,6 +2,7 @@ import { createFailoverClientFromSettings } from '@quill/llm';
 import { startService } from '@quill/service-kit';
 import { fastifyOtelPlugin } from '@quill/telemetry';
 import { buildGatewayApp } from './app.ts';
+import { createRunFeeds } from './run-feed.ts';
 import { findWebDist } from './web-app.ts';
 
 const runtime = await startService('gateway');
@@ -15,17 +16,18 @@ const app = await buildGatewayApp({
   logger,
   instanceId: config.instanceId,
   configConflicts: config.conflicts,
+  runFeeds: createRunFeeds(runtime.bus),
   settings: {
     bodyLimitBytes: config.GATEWAY_BODY_LIMIT_BYTES,
     trustProxy: config.GATEWAY_TRUST_PROXY,
-    heartbeatMs: config.AGENT_SSE_HEARTBEAT_INTERVAL_S * 1000,
+    heartbeatMs: config.derived.sseHeartbeatMs,
     sessionLockTtlMs: config.SESSION_LOCK_TTL_MS,
     requestTimeoutMs: config.NATS_REQUEST_TIMEOUT_MS,
     requestDeadlineMs: config.NATS_REQUEST_DEADLINE_MS,
-    wallClockMs: config.AGENT_RUN_WALL_CLOCK_TIMEOUT_S * 1000,
-    fallbackGraceMs: (config.AGENT_STOP_GRACE_S + 30) * 1000,
-    disconnectGraceMs: config.AGENT_DISCONNECT_GRACE_S * 1000,
-    stopFlagTtlMs: (config.AGENT_RUN_WALL_CLOCK_TIMEOUT_S + 60) * 1000,
+    wallClockMs: config.derived.runWallClockMs,
+    fallbackGraceMs: config.derived.gatewayFallbackGraceMs,
+    disconnectGraceMs: config.derived.disconnectGraceMs,
+    stopFlagTtlMs: config.derived.stopFlagTtlMs,
     steerQueueMax: config.AGENT_STEER_QUEUE_MAX,
     userMaxConcurrentRuns: config.USER_MAX_CONCURRENT_RUNS,
     rateLimitPerMinute: config.GATEWAY_RATE_LIMIT_PER_MINUTE,

@@ -49,6 +49,7 @@ const MAX_RETAINED = 4096;
  * Resume by sequence stays exact: a stream that starts after `afterSeq` first reads what is
  * already stored after it (by sequence, `next_by_subj` gets: no consumer), then the tap's frames,
  * each sequence once, in order. A stream behind what the feed holds reads its gap the same way.
+ * A gateway makes one in its main.ts and every SSE response of that process reads from it.
  */
 export function createRunFeeds(bus: Bus): RunFeeds {
   const feeds = new Map<string, Feed>();
@@ -95,18 +96,6 @@ export function createRunFeeds(bus: Bus): RunFeeds {
       return feed.subscribe(afterSeq);
     },
   };
-}
-
-const feedsByBus = new WeakMap<Bus, RunFeeds>();
-
-/** The feeds of one bus connection (one per gateway process). */
-export function runFeedsFor(bus: Bus): RunFeeds {
-  let feeds = feedsByBus.get(bus);
-  if (!feeds) {
-    feeds = createRunFeeds(bus);
-    feedsByBus.set(bus, feeds);
-  }
-  return feeds;
 }
 
 interface Feed {

@@ -23,6 +23,8 @@ import {
   createSession,
   getProjectForUser,
   getSessionForUser,
+  pinSessionDefinitions,
+  takeSnapshot,
   touchSession,
   type User,
   withTransaction,
@@ -135,6 +137,13 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
     );
     try {
       const message = await withTransaction(pool, async (client) => {
+        // The state the run starts from, so it can be undone (docs/kernel.md "Snapshots and undo").
+        await takeSnapshot(client, {
+          projectId: body.project_id,
+          kind: 'run_start',
+          runId,
+          createdBy: user.id,
+        });
         const appended = await appendMessage(client, {
           sessionId: session.sessionId,
           runId,
@@ -142,6 +151,8 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
           content: body.message,
         });
         await touchSession(client, session.sessionId);
+        // A session runs with the definitions current at its first run (docs/kernel.md).
+        await pinSessionDefinitions(client, session.sessionId);
         const [answer, admitted] = await Promise.all([reservation, admission]);
         opened = admitted.ok && admitted.value.ok;
         reserved = answer.ok && answer.value.ok;

@@ -1,11 +1,19 @@
 import type { ServerResponse } from 'node:http';
 import type { Bus } from '@quill/bus';
-import { encodeSseRetry, SSE_HEADERS, SSE_RETRY_MS } from '@quill/contracts';
+import {
+  encodeSseFrame,
+  encodeSseRetry,
+  localizeFrame,
+  SSE_HEADERS,
+  SSE_RETRY_MS,
+  type SseFrame,
+  type UiLanguage,
+} from '@quill/contracts';
 import { quillMetrics } from '@quill/telemetry';
 import type { FastifyReply, FastifyBaseLogger as Logger } from 'fastify';
 import type { Heartbeats } from './heartbeats.ts';
 import { endRunIfUnfinished, type FallbackRequestOptions } from './run-fallback.ts';
-import { runFeedsFor } from './run-feed.ts';
+import type { RunFeeds } from './run-feed.ts';
 import type { RunWatch } from './run-watch.ts';
 
 export interface RelayOptions {
@@ -24,6 +32,10 @@ export interface RelayOptions {
   fallbackAt?: number;
   /** How the fallback asks the router to end the row of a run it ended. */
   endRequest: FallbackRequestOptions;
+  /** This gateway's event tap, fanned out per run. */
+  feeds: RunFeeds;
+  /** The reader's language: `error` frames carry their message in it (docs/protocol.md). */
+  language?: UiLanguage;
 }
 
 /**
@@ -39,7 +51,7 @@ export async function relayRunEvents(
 ): Promise<void> {
   const { runId } = options;
   // The run's frames come from this gateway's event tap (one consumer for every run), in memory.
-  const reader = runFeedsFor(bus).subscribe(runId, options.afterSeq);
+  const reader = options.feeds.subscribe(runId, options.afterSeq);
   try {
     await reader.ready;
   } catch (error) {
@@ -74,7 +86,7 @@ export async function relayRunEvents(
       }
       // Ended by a shutdown hand-off (heartbeats.handOff): writing after the end would be an error.
       if (response.writableEnded) break;
-      const written = response.write(sse);
+      const written = response.write(localized(item.envelope.frame, item.seq, sse, options.language));
       // Fresh streams only: a resume replays stored frames, whose age is not the relay's delay.
       if (options.afterSeq === 0) metrics.frameDelay.record(frameAgeSeconds(item.envelope.frame.ts));
       if (item.envelope.frame.type === 'done') {
@@ -106,6 +118,13 @@ export function headersSetOn(reply: FastifyReply): Record<string, string | strin
     if (value !== undefined) headers[name] = typeof value === 'number' ? String(value) : value;
   }
   return headers;
+}
+
+/** The shared encoding, except an `error` frame whose message this reader reads in another language. */
+function localized(value: SseFrame, seq: number, sse: string, language: UiLanguage | undefined): string {
+  if (!language || value.type !== 'error') return sse;
+  const shown = localizeFrame(value, language);
+  return shown === value ? sse : encodeSseFrame(shown, seq);
 }
 
 function frameAgeSeconds(ts: string): number {

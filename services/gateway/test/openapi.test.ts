@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeTestBus, openTestBus } from '../../../test/support/test-bus.ts';
 import { testUrls } from '../../../test/support/urls.ts';
 import { buildGatewayApp } from '../src/app.ts';
+import { createRunFeeds } from '../src/run-feed.ts';
 
 let bus: Bus;
 let pool: Pool;
@@ -30,6 +31,7 @@ beforeAll(async () => {
     logger: createLogger({ service: 'gateway', level: 'silent', instanceId: 'openapi-test' }),
     instanceId: 'openapi-test',
     configConflicts: [],
+    runFeeds: createRunFeeds(bus),
     settings: {
       bodyLimitBytes: 1_048_576,
       trustProxy: false,

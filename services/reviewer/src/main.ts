@@ -1,6 +1,7 @@
 import { startRoleWorkers } from '@quill/agent-runtime';
 import { startService } from '@quill/service-kit';
-import { reviewerDirective } from './prompts.ts';
+import { reviewerDirective, seedReviewerDefinition } from './prompts.ts';
 
 const runtime = await startService('reviewer');
-await startRoleWorkers(runtime, ['quality_reviewer'], reviewerDirective);
+await seedReviewerDefinition(runtime.pool, runtime.config);
+await startRoleWorkers(runtime, ['quality_reviewer'], (task) => reviewerDirective(runtime.pool, task));

@@ -1,5 +1,14 @@
 import { composeDirective } from '@quill/agent-runtime';
 import type { TaskEnvelope } from '@quill/contracts';
+import {
+  buildRoleDefinition,
+  type DefinitionSettings,
+  pinnedRolePrompt,
+  seedRoleDefinition,
+  withTransaction,
+} from '@quill/db';
+import { toolNamesForRole } from '@quill/tools';
+import type { Pool } from 'pg';
 
 /**
  * The quality reviewer reads and judges; its tool set has no write tools (docs/agent-behaviour.md 「工具」,
@@ -14,6 +23,16 @@ export const QUALITY_REVIEWER_PROMPT = [
   '- 作者只会读到你的这一份总结：先给审查结论，再列具体建议；交接说明里有 [内容创作者要问作者的问题] 时一并转达。',
 ].join('\n');
 
-export function reviewerDirective(task: TaskEnvelope): string {
-  return composeDirective(QUALITY_REVIEWER_PROMPT, task);
+/** The prompt of the session's pinned definition (docs/kernel.md "Definitions and pinning"). */
+export async function reviewerDirective(pool: Pool, task: TaskEnvelope): Promise<string> {
+  return composeDirective(await pinnedRolePrompt(pool, task, QUALITY_REVIEWER_PROMPT), task);
+}
+
+export async function seedReviewerDefinition(pool: Pool, config: DefinitionSettings): Promise<void> {
+  const definition = buildRoleDefinition(
+    QUALITY_REVIEWER_PROMPT,
+    toolNamesForRole('quality_reviewer'),
+    config,
+  );
+  await withTransaction(pool, (client) => seedRoleDefinition(client, 'quality_reviewer', definition));
 }

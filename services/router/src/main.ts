@@ -34,7 +34,7 @@ const leases = createRunLeases(
   { bus, redis: runtime.redis, keys: runtime.keys, logger },
   {
     ttlMs: config.ROUTER_RUN_LEASE_TTL_MS,
-    scanMs: Math.max(100, Math.floor(config.ROUTER_RUN_LEASE_TTL_MS / 3)),
+    scanMs: config.derived.routerLeaseScanMs,
   },
 );
 
@@ -51,12 +51,11 @@ const handleRunStart = createRunHandler({
   requestDeadlineMs: config.NATS_REQUEST_DEADLINE_MS,
   settings: {
     maxIterations: config.AGENT_COLLABORATION_MAX_ITERATIONS,
-    wallClockMs: config.AGENT_RUN_WALL_CLOCK_TIMEOUT_S * 1000,
-    heartbeatMs: Math.max(1000, (config.RUN_ACK_WAIT_S * 1000) / 3),
+    wallClockMs: config.derived.runWallClockMs,
+    heartbeatMs: config.derived.runHeartbeatMs,
     sessionLockTtlMs: config.SESSION_LOCK_TTL_MS,
-    stopGraceMs: config.AGENT_STOP_GRACE_S * 1000,
-    // A stop flag must outlive any step of the run it stops.
-    stopFlagTtlMs: (config.AGENT_RUN_WALL_CLOCK_TIMEOUT_S + 60) * 1000,
+    stopGraceMs: config.derived.stopGraceMs,
+    stopFlagTtlMs: config.derived.stopFlagTtlMs,
   },
 });
 

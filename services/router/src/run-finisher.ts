@@ -6,9 +6,12 @@ import {
   errorFrame,
   frame,
   isReplicaFailure,
+  mergeSources,
   msgIds,
   type RunStartEnvelope,
   type SseFrame,
+  type StepResult,
+  type UiLanguage,
 } from '@quill/contracts';
 import { appendMessage } from '@quill/db';
 import { type RedisClient, type RedisKeys, releaseSemaphore, releaseSessionLock } from '@quill/redis';
@@ -52,7 +55,9 @@ export async function finishRunWith(
   // waiting_user and `clarification_pending` tells the next turn to inherit the routing.
   const waiting = outcome.terminal === 'stopped' && outcome.reason === 'waiting_user';
   const runId = start.run_id;
-  await publishFrame(bus, terminalFrame(runId, outcome), { msgId: msgIds.terminal(runId) });
+  await publishFrame(bus, terminalFrame(runId, outcome, start.ui_language), {
+    msgId: msgIds.terminal(runId),
+  });
   recordOutcome(outcome);
 
   let billingDecision: BillingDecision | undefined;
@@ -128,7 +133,7 @@ export async function finishRunWith(
   // `done` goes last: a client that sees it may start its next run at once, so the session lock
   // and the run slot must already be free. A router dying before this line is replaced by one
   // that finds the run ended and sends `done` (publishDone).
-  await publishDone(bus, runId);
+  await publishDone(bus, runId, [...state.results.values()]);
   logger.info({ outcome, billing_decision: billingDecision }, 'run finished');
   // The stream is complete: copy it to the archive (docs/architecture.md "Run archive"). A failure
   // here is left to the router's sweep, which archives every ended run it finds unarchived.
@@ -158,12 +163,22 @@ function recordOutcome(outcome: FinishOutcome): void {
 }
 
 /** `done` carries a fixed msg id: sending it again after a takeover stores nothing new. */
-export async function publishDone(bus: Bus, runId: string): Promise<void> {
-  await publishFrame(bus, frame('done', runId, {}), { msgId: msgIds.done(runId) });
+export async function publishDone(
+  bus: Bus,
+  runId: string,
+  results: readonly StepResult[] = [],
+): Promise<void> {
+  // The run's sources, as its tools reported them (docs/protocol.md, sources), once each.
+  const sources = mergeSources(
+    ...[...results].sort((a, b) => a.step - b.step).map((result) => result.sources),
+  );
+  await publishFrame(bus, frame('done', runId, sources.length > 0 ? { sources } : {}), {
+    msgId: msgIds.done(runId),
+  });
 }
 
-function terminalFrame(runId: string, outcome: FinishOutcome): SseFrame {
+function terminalFrame(runId: string, outcome: FinishOutcome, language: UiLanguage): SseFrame {
   if (outcome.terminal === 'complete') return frame('workflow_complete', runId, {});
   if (outcome.terminal === 'stopped') return frame('workflow_stopped', runId, { reason: outcome.reason });
-  return errorFrame(runId, outcome.code);
+  return errorFrame(runId, outcome.code, language);
 }

@@ -85,7 +85,7 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
       await closeOpened();
       if (!run) return term('unknown run');
       // Ended already; the router that ended it may have died before its last frame.
-      await publishDone(bus, start.run_id);
+      await publishDone(bus, start.run_id, [...steps.state.results.values()]);
       return ack;
     }
     if (delivery.deliveryCount > 1) log.warn({ delivery: delivery.deliveryCount }, 'taking over run');

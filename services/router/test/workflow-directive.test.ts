@@ -6,11 +6,11 @@ import {
   FIRST_ROUND_SUMMARY_CONTEXT,
   PLANNED_HANDOFF_SCOPE_NOTE,
 } from '../src/workflow/handoff-packet.ts';
+import { reviewContent } from '../src/workflow/review-content.ts';
 import {
   countWords,
   describeLengthRequirement,
   findLengthRequirement,
-  reviewContent,
 } from '../src/workflow/review-evidence.ts';
 import { SCOPE_HEADING, scopeDirective } from '../src/workflow/scope-directive.ts';
 import { draft, planOf, result, stateOf } from './workflow-fixtures.ts';
@@ -81,6 +81,7 @@ describe('directive and handoff packet', () => {
         files_written: [draft(800)],
         final_text: '写好了。主角要不要改名？',
         held_text: '主角要不要改名？',
+        author_questions: ['主角要不要改名？'],
       }),
     ];
     const review = dispatchAfter(plan, prior);

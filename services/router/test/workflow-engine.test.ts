@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { closingFor, nextAction, type WorkflowAction } from '../src/workflow/engine.ts';
-import { buildReply } from '../src/workflow/held-text.ts';
+import { buildReply, releasedText } from '../src/workflow/held-text.ts';
 import { dispatchedRoles, draft, drive, planOf, result, stateOf } from './workflow-fixtures.ts';
 
 type Dispatch = Extract<WorkflowAction, { kind: 'dispatch' }>;
@@ -184,8 +184,10 @@ describe('held chat text (CHAT_HOLD)', () => {
       action.role === 'writer'
         ? {
             files_written: [draft(800)],
-            final_text: '开头。写好了。要不要加一场雨？',
-            held_text: '写好了。要不要加一场雨？',
+            final_text: '开头。写好了。要不要加一场雨？你觉得呢？',
+            held_text: '写好了。要不要加一场雨？你觉得呢？',
+            // Only the question recorded as data goes on; question marks in prose do not count.
+            author_questions: ['要不要加一场雨？'],
           }
         : { final_text: '审查结论：通过。' },
     );
@@ -196,6 +198,25 @@ describe('held chat text (CHAT_HOLD)', () => {
     expect(closing.release).toEqual([]);
     expect([...closing.discardedSteps]).toEqual([0]);
     expect(buildReply(results, closing.discardedSteps)).toBe('开头。\n\n审查结论：通过。');
+  });
+
+  it('forwards no question guessed from prose, and shows typed questions when nothing is discarded', () => {
+    const reviewed = drive(planOf({}, { mode: 'quality' }), (action) =>
+      action.role === 'writer'
+        ? { files_written: [draft(800)], final_text: '写好了。要不要加雨？', held_text: '要不要加雨？' }
+        : {},
+    );
+    expect(dispatches(reviewed.actions)[1]!.planned.writerQuestions).toEqual([]);
+    const plan = planOf({}, { mode: 'quality', threshold: 5000 });
+    const kept = drive(plan, () => ({
+      files_written: [draft(800)],
+      final_text: '写好了。',
+      author_questions: ['主角要改名吗？'],
+    }));
+    const closing = closingFor(kept.state, plan, 12);
+    expect(closing.release).toEqual([{ step: 0, role: 'writer', text: '', questions: ['主角要改名吗？'] }]);
+    expect(releasedText(closing.release[0]!)).toBe('- 主角要改名吗？');
+    expect(buildReply(kept.results, closing.discardedSteps)).toBe('写好了。\n\n- 主角要改名吗？');
   });
 
   it('releases the held text unchanged when no review follows', () => {

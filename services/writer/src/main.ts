@@ -1,7 +1,9 @@
 import { parseRoles, startRoleWorkers } from '@quill/agent-runtime';
 import { WRITE_CAPABLE_ROLES } from '@quill/contracts';
 import { startService } from '@quill/service-kit';
-import { writerDirective } from './prompts.ts';
+import { seedWriterDefinitions, writerDirective } from './prompts.ts';
 
 const runtime = await startService('writer');
-await startRoleWorkers(runtime, parseRoles(runtime.config.ROLES, WRITE_CAPABLE_ROLES), writerDirective);
+const roles = parseRoles(runtime.config.ROLES, WRITE_CAPABLE_ROLES);
+await seedWriterDefinitions(runtime.pool, roles, runtime.config);
+await startRoleWorkers(runtime, roles, (task) => writerDirective(runtime.pool, task));

@@ -6,11 +6,12 @@ import { planCompletion } from './completion-plan.ts';
 import type { Gates } from './gates.ts';
 import { headerValue, numericHeader, parseJson, providerError, sendJson } from './http-io.ts';
 import { buildCompletion } from './json-response.ts';
+import { defaultErrorBody, errorHeaders } from './provider-errors.ts';
 import type { RecordedRequest, RequestLog } from './request-log.ts';
 import { defaultStep } from './role-responses.ts';
 import { isErrorStep, type Step } from './script-schema.ts';
 import type { ScriptStore } from './script-store.ts';
-import { writeCompletionStream } from './stream-response.ts';
+import { disconnect, writeCompletionStream } from './stream-response.ts';
 import { estimatePromptTokens } from './tokenizer.ts';
 
 export interface CompletionSettings {
@@ -52,6 +53,7 @@ export function createChatCompletionsHandler(
       run_id: runId ?? null,
       role: role ?? null,
       received_at: Date.now(),
+      headers: recordedHeaders(request),
       body: json ?? rawBody,
     };
     requestLog.record(recorded);
@@ -89,13 +91,13 @@ export function createChatCompletionsHandler(
 
     if (isErrorStep(step)) {
       if (ttftMs > 0) await sleep(ttftMs, undefined, { signal });
-      const errorBody = step.error.body ?? providerError('scripted error', 'server_error', null);
-      sendJson(response, step.error.status, errorBody);
+      const errorBody = step.error.body ?? defaultErrorBody(step.error.status);
+      sendJson(response, step.error.status, errorBody, errorHeaders(step.error));
       return;
     }
     const plan = planCompletion(step, { promptTokens, nextToolCallId: ids.toolCallId });
     const completionId = ids.completionId();
-    const model = body.model ?? settings.model;
+    const model = step.response_model ?? body.model ?? settings.model;
     const reportsUsage =
       plan.sendUsage && (body.stream !== true || body.stream_options?.include_usage === true);
     if (reportsUsage && !plan.disconnect) recorded.usage = plan.usage;
@@ -131,9 +133,20 @@ export function createChatCompletionsHandler(
     const generationMs = ttftMs + (tokensPerSecond > 0 ? (tokenCount * 1000) / tokensPerSecond : 0);
     if (generationMs > 0) await sleep(generationMs, undefined, { signal });
     if (plan.disconnect) {
-      response.socket?.destroy();
+      disconnect(response, plan.disconnect);
       return;
     }
     sendJson(response, 200, buildCompletion(plan, completionId, model));
   };
+}
+
+/** Every request header as received, the credential masked (tests check what a provider was sent). */
+function recordedHeaders(request: IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined) continue;
+    headers[name] =
+      name === 'authorization' ? 'Bearer ****' : Array.isArray(value) ? value.join(', ') : value;
+  }
+  return headers;
 }

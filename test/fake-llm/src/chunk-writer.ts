@@ -9,16 +9,21 @@ export interface ChunkWriter {
   flush(): Promise<void>;
 }
 
-export function createChunkWriter(response: ServerResponse, signal: AbortSignal): ChunkWriter {
+/**
+ * `writeBytes` set: every flush goes out in writes of that many bytes, each awaited and with
+ * Nagle off, so the client reads breaks in the middle of UTF-8 characters and JSON lines.
+ */
+export function createChunkWriter(
+  response: ServerResponse,
+  signal: AbortSignal,
+  writeBytes?: number,
+): ChunkWriter {
   let buffer = '';
-  const flush = async (): Promise<void> => {
-    if (buffer === '') return;
-    const data = buffer;
-    buffer = '';
-    signal.throwIfAborted();
+  if (writeBytes !== undefined) response.socket?.setNoDelay(true);
+  const write = (data: string | Buffer) =>
     // Waiting for the write callback is the backpressure, and it lets a scripted disconnect
     // destroy the socket only after the bytes before it really went out.
-    await new Promise<void>((resolve, reject) => {
+    new Promise<void>((resolve, reject) => {
       const onAbort = () => reject(signal.reason);
       signal.addEventListener('abort', onAbort, { once: true });
       response.write(data, (error) => {
@@ -27,6 +32,17 @@ export function createChunkWriter(response: ServerResponse, signal: AbortSignal)
         else resolve();
       });
     });
+  const flush = async (): Promise<void> => {
+    if (buffer === '') return;
+    const data = buffer;
+    buffer = '';
+    signal.throwIfAborted();
+    if (writeBytes === undefined) return write(data);
+    const bytes = Buffer.from(data, 'utf8');
+    for (let offset = 0; offset < bytes.length; offset += writeBytes) {
+      signal.throwIfAborted();
+      await write(bytes.subarray(offset, offset + writeBytes));
+    }
   };
   return {
     async push(data) {

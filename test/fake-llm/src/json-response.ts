@@ -22,7 +22,7 @@ export function buildCompletion(plan: CompletionPlan, completionId: string, mode
           role: 'assistant',
           content: text === '' && toolCalls.length > 0 ? null : text,
           refusal: null,
-          ...(reasoning === '' ? {} : { reasoning_content: reasoning }),
+          ...(reasoning === '' ? {} : { [plan.reasoningField]: reasoning }),
           ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
         },
         logprobs: null,

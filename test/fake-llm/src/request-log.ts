@@ -4,6 +4,8 @@ export interface RecordedRequest {
   role: string | null;
   /** ms since the epoch */
   received_at: number;
+  /** Request headers, lower-case names, the API key masked. */
+  headers: Record<string, string>;
   body: unknown;
   /** The usage the fake reported for this request, when it sent one (tests sum it against billing). */
   usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number };

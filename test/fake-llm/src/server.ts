@@ -101,6 +101,9 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     });
   });
 
+  // Hosted providers keep idle connections for a minute or more; Node's 5 s default would close a
+  // pooled connection under a client that paused (a slow test), which then reads ECONNRESET.
+  server.keepAliveTimeout = 65_000;
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -30,6 +30,7 @@ export async function writeCompletionStream(
 ): Promise<void> {
   const { signal } = settings;
   const created = Math.floor(Date.now() / 1000);
+  const lastChunkUsage = settings.includeUsage && plan.sendUsage && plan.usageStyle === 'last_chunk';
   const line = (delta: Delta, finishReason: string | null): string => {
     const chunk = {
       id: settings.completionId,
@@ -38,7 +39,8 @@ export async function writeCompletionStream(
       model: settings.model,
       system_fingerprint: null,
       choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
-      ...(settings.includeUsage ? { usage: null } : {}),
+      ...(settings.includeUsage && plan.usageStyle === 'openai' ? { usage: null } : {}),
+      ...(lastChunkUsage && finishReason !== null ? { usage: plan.usage } : {}),
       // Not part of the OpenAI format: lets benchmarks measure how long Quill took to relay a token.
       x_emitted_at: preciseNow(),
     };
@@ -53,7 +55,7 @@ export async function writeCompletionStream(
     'cache-control': 'no-cache',
     connection: 'keep-alive',
   });
-  const writer = createChunkWriter(response, signal);
+  const writer = createChunkWriter(response, signal, plan.writeBytes);
   await writer.push(line({ role: 'assistant', content: '', refusal: null }, null));
   await writer.flush();
   if (settings.ttftMs > 0) await sleep(settings.ttftMs, undefined, { signal });
@@ -87,11 +89,11 @@ export async function writeCompletionStream(
   if (!paused && settings.pause) await settings.pause.hold();
 
   if (plan.disconnect) {
-    response.socket?.destroy();
+    disconnect(response, plan.disconnect);
     return;
   }
   await writer.push(line({}, plan.finishReason));
-  if (settings.includeUsage && plan.sendUsage) {
+  if (settings.includeUsage && plan.sendUsage && plan.usageStyle === 'openai') {
     const usageChunk = {
       id: settings.completionId,
       object: 'chat.completion.chunk',
@@ -109,10 +111,18 @@ export async function writeCompletionStream(
   response.end();
 }
 
+/** `close` ends the socket with a FIN; `reset` aborts it with a TCP RST, as a crashed proxy does. */
+export function disconnect(response: ServerResponse, how: 'close' | 'reset'): void {
+  const socket = response.socket;
+  if (!socket) return;
+  if (how === 'reset') socket.resetAndDestroy();
+  else socket.destroy();
+}
+
 /** One delta per token: reasoning, then text, then each tool call (header, then argument pieces). */
 function tokenDeltas(plan: CompletionPlan): Delta[] {
   const deltas: Delta[] = [];
-  for (const token of plan.reasoningTokens) deltas.push({ reasoning_content: token });
+  for (const token of plan.reasoningTokens) deltas.push({ [plan.reasoningField]: token });
   for (const token of plan.textTokens) deltas.push({ content: token });
   for (const [index, call] of plan.toolCalls.entries()) {
     deltas.push({

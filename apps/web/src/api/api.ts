@@ -42,7 +42,19 @@ export function createApi(token: string) {
       removeMember: (projectId: string, userId: string) =>
         call<void>('DELETE', `/projects/${projectId}/members/${userId}`),
     },
+    runs: {
+      undo: (runId: string) =>
+        call<{ files: Array<{ file_id: string; title: string; action: string }> }>(
+          'POST',
+          `/agent/runs/${runId}/undo`,
+          {},
+        ),
+    },
     sessions: {
+      regenerate: (sessionId: string, language: 'zh' | 'en') =>
+        call<{ run_id: string; session_id: string }>('POST', `/sessions/${sessionId}/regenerate`, {
+          ui_language: language,
+        }),
       list: (projectId: string) =>
         call<{ sessions: Session[] }>('GET', `/projects/${projectId}/sessions?limit=50`),
       messages: (sessionId: string) =>

@@ -14,6 +14,10 @@ export function explainError(t: Strings, error: unknown): string {
   switch (error.code) {
     case 'session_busy':
       return t.errorSessionBusy;
+    case 'restore_conflict':
+      return format(t.errorRestoreConflict, {
+        files: (error.conflicts ?? []).map((conflict) => conflict.title || t.notesLabel).join('、'),
+      });
     case 'quota_exhausted':
       return t.errorQuota;
     case 'cost_cap_reached':

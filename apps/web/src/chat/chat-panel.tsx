@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import type { Api } from '../api/api.ts';
 import { explainError } from '../api/errors.ts';
+import { format } from '../format.ts';
 import { useT } from '../i18n.tsx';
 import { QuotaBadge } from '../shell/quota-badge.tsx';
 import { Composer } from './composer.tsx';
@@ -52,6 +53,7 @@ export function ChatPanel({ api, chat }: { api: Api; chat: SessionChat }) {
           </fieldset>
         )}
       </div>
+      {!chat.streaming && lastTurn?.runId && <TurnActions chat={chat} />}
       {chat.streaming ? <RunControls chat={chat} /> : <Composer onSend={chat.send} />}
     </section>
   );
@@ -68,6 +70,30 @@ function TurnView({ turn, onAnswer }: { turn: Turn; onAnswer: ((answer: string) 
       </div>
       <RunItems items={view.items} {...(view.waitingUser && onAnswer ? { onAnswer } : {})} />
     </article>
+  );
+}
+
+/** Undo the last run's file changes, or regenerate its reply (README "Snapshots, undo and branches"). */
+function TurnActions({ chat }: { chat: SessionChat }) {
+  const t = useT();
+  const [undone, setUndone] = useState<number | undefined>();
+  return (
+    <div className="turn-actions">
+      <button type="button" data-testid="undo-run" onClick={() => void chat.undoLast().then(setUndone)}>
+        {t.undoRun}
+      </button>
+      <button
+        type="button"
+        data-testid="regenerate"
+        onClick={() => {
+          setUndone(undefined);
+          void chat.regenerate();
+        }}
+      >
+        {t.regenerate}
+      </button>
+      {undone !== undefined && <span className="hint">{format(t.undone, { count: undone })}</span>}
+    </div>
   );
 }
 

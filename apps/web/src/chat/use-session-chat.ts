@@ -24,6 +24,10 @@ export interface SessionChat {
   send(message: string): Promise<void>;
   stop(): Promise<void>;
   steer(message: string): Promise<void>;
+  /** Undo everything the last run did to files (POST /agent/runs/:runId/undo); resolves to the count. */
+  undoLast(): Promise<number | undefined>;
+  /** The last reply again, on a new branch (POST /sessions/:id/regenerate). */
+  regenerate(): Promise<void>;
   selectSession(sessionId: string | undefined): void;
   clearError(): void;
 }
@@ -195,7 +199,49 @@ export function useSessionChat(api: Api, projectId: string, language: Language):
     [api, sessionId],
   );
 
+  const undoLast = useCallback(async () => {
+    const runId = turnsRef.current.at(-1)?.runId;
+    if (!runId) return undefined;
+    setError(undefined);
+    try {
+      return (await api.runs.undo(runId)).files.length;
+    } catch (caught) {
+      setError(caught);
+      return undefined;
+    }
+  }, [api]);
+
+  const regenerate = useCallback(async () => {
+    const last = turnsRef.current.at(-1);
+    if (!sessionId || !last) return;
+    setError(undefined);
+    setSuggestions([]);
+    const controller = new AbortController();
+    try {
+      const run = await api.sessions.regenerate(sessionId, language);
+      // The old reply stays on its branch (listed by GET /sessions/:id/branches); here the last
+      // turn shows the new one.
+      const next = [
+        ...turnsRef.current.slice(0, -1),
+        { ...last, runId: run.run_id, frames: [], finished: false },
+      ];
+      turnsRef.current = next;
+      saveTurns(projectId, sessionId, next);
+      abort.current = controller;
+      setTurns(next);
+      await consume(
+        sessionId,
+        api.client.agent.resume(run.run_id, undefined, { signal: controller.signal }),
+        controller,
+      );
+    } catch (caught) {
+      setError(caught);
+    }
+  }, [api, projectId, sessionId, language, consume]);
+
   return {
+    undoLast,
+    regenerate,
     sessionId,
     turns,
     streaming,

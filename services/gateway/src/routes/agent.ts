@@ -51,7 +51,9 @@ export function registerAgentRoutes(
           timeoutMs: dependencies.settings.requestTimeoutMs,
           deadlineMs: dependencies.settings.requestDeadlineMs,
         },
+        feeds: dependencies.runFeeds,
         fallbackAt: Date.now() + wallClockMs + fallbackGraceMs,
+        language: body.ui_language,
       },
       request.log,
     );

@@ -9,14 +9,17 @@ import {
   UpdateFileBody,
 } from '@quill/contracts';
 import {
+  acceptArtifact,
   createFile,
   type FileVersion,
+  findDraftArtifact,
   getFile,
   getFileVersion,
   getProjectForUser,
   listFiles,
   listFileVersions,
   type ProjectFile,
+  recordAiArtifact,
   saveFileContentIfVersion,
   setFileTitle,
   softDeleteFile,
@@ -124,27 +127,40 @@ export function registerFileRoutes(
     return { file: fileBody(await requireFile(pool, projectId, fileId), true), reverted_to: body.version };
   });
 
+  // An AI draft is an artifact whose text sits next to its original (docs/kernel.md "Artifacts
+  // and acceptance"): accepting it here is accepting that artifact, the one path for both routes.
   // The draft's text replaces the original as the author's own save, so the usual optimistic
   // check applies to the original; the draft goes away in the same transaction.
   app.post('/projects/:projectId/files/:fileId/accept-draft', async (request) => {
     const { projectId, fileId } = parseInput(ProjectFileParams, request.params);
     const body = parseInput(AcceptDraftBody, request.body);
-    await requireProject(pool, requireUser(request), projectId, 'write');
+    const user = requireUser(request);
+    await requireProject(pool, user, projectId, 'write');
     const draft = await requireFile(pool, projectId, fileId);
     if (draft.draftOf === null) throw new QuillError('not_found');
     const original = await requireFile(pool, projectId, draft.draftOf);
-    const saved = await withTransaction(pool, async (client) => {
-      const version = await saveFileContentIfVersion(client, {
+    const decision = await withTransaction(pool, async (client) => {
+      // A draft that came in with an imported project has no artifact yet: it gets one now.
+      if (!(await findDraftArtifact(client, draft.id))) {
+        await recordAiArtifact(client, {
+          projectId,
+          runId: null,
+          fileId: original.id,
+          textFileId: draft.id,
+          placement: 'draft',
+          version: draft.version,
+          baseVersion: null,
+        });
+      }
+      const artifact = await findDraftArtifact(client, draft.id);
+      return acceptArtifact(client, {
         projectId,
-        fileId: original.id,
-        content: draft.content,
+        artifactId: artifact!.id,
+        userId: user.id,
         expectedVersion: body.expected_version,
-        source: 'author',
       });
-      if (version !== null) await softDeleteFile(client, projectId, draft.id);
-      return version;
     });
-    if (saved === null) throw new QuillError('version_conflict');
+    if (decision.kind !== 'decided') throw new QuillError('version_conflict');
     return {
       file: fileBody(await requireFile(pool, projectId, original.id), true),
       accepted_draft: draft.id,

@@ -1,19 +1,20 @@
 import {
   CreateProjectBody,
   ListProjectsQuery,
+  PROJECT_NOTES_MAX_CHARS,
   ProjectIdParams,
   ProjectNotesBody,
   QuillError,
   UpdateProjectBody,
 } from '@quill/contracts';
 import {
+  commitProjectNotes,
   createProject,
-  getProjectWorkspace,
   listProjectsPage,
   restoreProject,
-  saveProjectNotesIfVersion,
   softDeleteProject,
   updateProject,
+  withTransaction,
 } from '@quill/db';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayDependencies } from '../app.ts';
@@ -58,6 +59,7 @@ export function registerProjectRoutes(
       title: body.title,
       projectType: body.project_type,
       language: body.language,
+      artifactAcceptance: body.artifact_acceptance,
     });
     return reply.code(201).send({ project: projectView({ project, memberRole: 'owner' }) });
   });
@@ -111,16 +113,31 @@ export function registerProjectRoutes(
     return { notes: project.notes, version: project.notesVersion };
   });
 
-  // The author's editor saves the whole field: what they save is theirs, markers included. The
-  // agent's update_project only ever replaces the AI-proposed section and bumps the same version,
-  // so an author who read the notes before an agent update gets 409 and reloads.
+  // The author's editor saves the whole field: what they save is theirs, markers included. It is
+  // a commit with rev (docs/kernel.md "Commits with rev"): `expected_version` is the rev the
+  // author read; a stale one whose change is disjoint from the newer one (an agent update, a
+  // co-author) is merged, an overlapping one is 409 `version_conflict` with the notes that stand.
   app.put('/projects/:projectId/notes', async (request) => {
     const { projectId } = parseInput(ProjectIdParams, request.params);
     const body = parseInput(ProjectNotesBody, request.body);
-    await requireProjectRole(pool, requireUser(request).id, projectId, WRITERS);
-    const version = await saveProjectNotesIfVersion(pool, projectId, body.notes, body.expected_version);
-    if (version === null) throw new QuillError('version_conflict');
-    const stored = await getProjectWorkspace(pool, projectId);
-    return { notes: stored?.notes ?? body.notes, version };
+    const user = requireUser(request);
+    const { memberRole } = await requireProjectRole(pool, user.id, projectId, WRITERS);
+    const outcome = await withTransaction(pool, (client) =>
+      commitProjectNotes(client, {
+        projectId,
+        baseRev: body.expected_version,
+        value: body.notes,
+        writer: { kind: 'author', userId: user.id, memberRole },
+        maxChars: PROJECT_NOTES_MAX_CHARS,
+      }),
+    );
+    if (outcome.kind === 'not_found') throw new QuillError('not_found');
+    if (outcome.kind === 'forbidden') throw new QuillError('forbidden');
+    if (outcome.kind === 'conflict') {
+      throw new QuillError('version_conflict', {
+        details: { current: { notes: outcome.value, version: outcome.rev } },
+      });
+    }
+    return { notes: outcome.value, version: outcome.rev };
   });
 }

@@ -13,6 +13,7 @@ import type { FastifyInstance } from 'fastify';
 import type { GatewayDependencies } from '../app.ts';
 import { requireUser } from '../auth.ts';
 import { parseInput } from '../http-errors.ts';
+import { requestLanguage } from '../request-language.ts';
 import { readRunHistory, writeArchivedStream } from '../run-history.ts';
 import { headersSetOn, relayRunEvents } from '../sse-relay.ts';
 import type { StreamingParts } from './agent.ts';
@@ -101,6 +102,8 @@ export function registerRunStreamRoutes(
           timeoutMs: dependencies.settings.requestTimeoutMs,
           deadlineMs: dependencies.settings.requestDeadlineMs,
         },
+        feeds: dependencies.runFeeds,
+        language: requestLanguage(request),
         ...(run.phase === 'running' || run.phase === 'idle'
           ? { fallbackAt: Date.parse(run.createdAt) + wallClockMs + fallbackGraceMs }
           : {}),

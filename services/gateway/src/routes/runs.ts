@@ -1,5 +1,5 @@
 import { QuillError, RunIdParams } from '@quill/contracts';
-import { getRunForUser } from '@quill/db';
+import { getRunForUser, listRunDefinitions, runAwaitsAcceptance } from '@quill/db';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayDependencies } from '../app.ts';
 import { requireUser } from '../auth.ts';
@@ -12,6 +12,10 @@ export function registerRunRoutes(app: FastifyInstance, dependencies: GatewayDep
     const { runId } = parseInput(RunIdParams, request.params);
     const run = await getRunForUser(dependencies.pool, runId, user.id);
     if (!run) throw new QuillError('not_found');
+    const [definitions, awaitingAcceptance] = await Promise.all([
+      listRunDefinitions(dependencies.pool, runId),
+      runAwaitsAcceptance(dependencies.pool, runId),
+    ]);
     return {
       run_id: run.runId,
       session_id: run.sessionId,
@@ -25,6 +29,10 @@ export function registerRunRoutes(app: FastifyInstance, dependencies: GatewayDep
       tool_calls: run.toolCalls,
       created_at: run.createdAt,
       ended_at: run.endedAt,
+      // role → definition version the run used (docs/kernel.md "Definitions and pinning").
+      definitions,
+      // Artifacts of this run wait for the author's decision (docs/kernel.md).
+      awaiting_acceptance: awaitingAcceptance,
     };
   });
 }

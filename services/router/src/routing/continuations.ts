@@ -1,5 +1,6 @@
 import { defaultDecision, planWorkflowAgents, type RouterDecision } from './router-decision.ts';
 import type { RoutingRecord, RoutingSource } from './routing-record.ts';
+import { proposedSingleChange } from './single-proposal.ts';
 
 /**
  * The deterministic routes that run before the router model (docs/agent-behaviour.md 「请求与流」 step 3), in
@@ -49,6 +50,8 @@ export interface ContinuationInputs {
   /** `sessions.clarification_pending`: the last run ended asking the author (typed, never guessed). */
   clarificationPending: boolean;
   strategy: 'llm' | 'off';
+  /** The previous assistant reply, when there was one: a single proposal in it is what 「改一下」 means. */
+  previousAssistant?: string | undefined;
 }
 
 export interface Continuation {
@@ -71,8 +74,13 @@ export function deterministicRoute(inputs: ContinuationInputs): Continuation | u
       clarifyFirst: false,
     };
   }
-  // Asked once already (the previous turn was this very rule): do not ask again.
-  if (isVagueEditRequest(inputs.message) && previous?.source !== 'clarify_first') {
+  // Asked once already (the previous turn was this very rule), or the previous reply proposed
+  // exactly one change (the request means that one): do not ask.
+  if (
+    isVagueEditRequest(inputs.message) &&
+    previous?.source !== 'clarify_first' &&
+    !proposedSingleChange(inputs.previousAssistant)
+  ) {
     return {
       decision: { ...defaultDecision(inputs.message), workflow_agents: [] },
       source: 'clarify_first',

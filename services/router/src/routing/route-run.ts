@@ -75,6 +75,7 @@ export async function routeRun(
     previous,
     clarificationPending,
     strategy,
+    previousAssistant: previousAssistant?.content,
   });
   if (!chosen && strategy === 'llm') {
     const project = firstMessage ? await getProject(pool, start.project_id) : null;

@@ -1,12 +1,9 @@
 import type { StepResult } from '@quill/contracts';
 import { FIRST_MESSAGE_HINT } from '../routing/router-prompt.ts';
 import { agentName, authorLanguage } from './author-facing.ts';
-import {
-  describeLengthRequirement,
-  findLengthRequirement,
-  type ReviewFile,
-  reviewContent,
-} from './review-evidence.ts';
+import { OUTLINE_CORRECTION_CONTEXT } from './outline-correction.ts';
+import { type ReviewFile, reviewContent, type UnreadFile } from './review-content.ts';
+import { describeLengthRequirement, findLengthRequirement } from './review-evidence.ts';
 import { scopeDirective } from './scope-directive.ts';
 import type { PlannedStep } from './steps.ts';
 import type { WorkflowPlan } from './workflow-plan.ts';
@@ -25,10 +22,15 @@ export const FIRST_ROUND_SUMMARY_CONTEXT =
 const PRIOR_TEXT_CHARS = 400;
 
 export interface ReviewEvidence {
-  /** Persisted bodies written in this run (the files the review is about). */
+  /**
+   * For a review: the persisted bodies written in this run. For a revision: the current text of
+   * the files the review names.
+   */
   files: ReviewFile[];
   /** Persisted word counts by file id. */
   words: Map<string, number>;
+  /** Files not read within the evidence's time limit: named, never passed off as checked. */
+  unread?: UnreadFile[];
 }
 
 export function buildDirective(
@@ -46,6 +48,7 @@ export function buildDirective(
   sections.push(scopeDirective(plan, step));
   const packet = handoffPacket(plan, step, prior, evidence);
   if (packet) sections.push(packet);
+  if (step.kind === 'outline_correction') sections.push(OUTLINE_CORRECTION_CONTEXT);
   if (step.kind === 'summary') sections.push(FIRST_ROUND_SUMMARY_CONTEXT);
   else if (plan.routing.first_message && step.role === 'writer') sections.push(FIRST_MESSAGE_HINT);
   return sections.join('\n\n');
@@ -57,7 +60,7 @@ function handoffPacket(
   prior: readonly StepResult[],
   evidence: ReviewEvidence | undefined,
 ): string | undefined {
-  if (step.kind === 'initial' || step.kind === 'continuation' || step.kind === 'summary') return undefined;
+  if (['initial', 'continuation', 'summary', 'outline_correction'].includes(step.kind)) return undefined;
   const language = authorLanguage(plan.message);
   const lines = ['## 交接说明'];
   if (step.from) lines.push(`来自${agentName(step.from, language)}（${step.from}）的交接：${step.reason}`);
@@ -66,16 +69,22 @@ function handoffPacket(
   const done = prior.map(describeStep).filter(Boolean);
   if (done.length > 0) lines.push(`[本轮已完成的工作]\n${done.join('\n')}`);
   if (step.review && evidence) {
-    const counts = evidence.files.map(
-      (file) => `- 《${file.title}》(id=${file.id})：${evidence.words.get(file.id) ?? 0} 字`,
-    );
+    const counts = [
+      ...evidence.files.map(
+        (file) => `- 《${file.title}》(id=${file.id})：${evidence.words.get(file.id) ?? 0} 字`,
+      ),
+      ...(evidence.unread ?? []).map(
+        (file) => `- 《${file.title}》(id=${file.id})：没能在读取时限内读到，字数没有核对`,
+      ),
+    ];
     lines.push(`[本轮正文字数]\n${counts.length > 0 ? counts.join('\n') : '- 本轮没有成功写入的正文'}`);
     lines.push(`[作者的篇幅要求]\n${describeLengthRequirement(findLengthRequirement(plan.message))}`);
-    lines.push(`[待审查内容]\n${reviewContent(evidence.files)}`);
+    lines.push(`[待审查内容]\n${reviewContent(evidence.files, undefined, evidence.unread)}`);
   }
   if (step.revision) {
     const review = [...prior].reverse().find((result) => result.role === 'quality_reviewer');
     if (review?.final_text.trim()) lines.push(`[审稿意见]\n${review.final_text.trim()}`);
+    if (evidence) lines.push(`[返修对象当前正文]\n${revisionContent(evidence)}`);
   }
   if (step.writerQuestions.length > 0 && (step.review || step.revision)) {
     lines.push(
@@ -84,6 +93,13 @@ function handoffPacket(
     lines.push('作者只会读到你这一份总结：请把上面的问题一并转达给作者。');
   }
   return lines.join('\n\n');
+}
+
+function revisionContent(evidence: ReviewEvidence): string {
+  if (evidence.files.length === 0 && (evidence.unread ?? []).length === 0) {
+    return '（审稿意见没有点名本轮写过的文件：按意见用 query_files 读取要改的文件。）';
+  }
+  return reviewContent(evidence.files, undefined, evidence.unread);
 }
 
 function describeStep(result: StepResult): string {

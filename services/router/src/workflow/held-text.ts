@@ -12,26 +12,35 @@ export interface HeldText {
   step: number;
   role: AgentRole;
   text: string;
-}
-
-export function heldTextOf(result: StepResult): HeldText | undefined {
-  const text = result.held_text ?? '';
-  return text.trim() ? { step: result.step, role: result.role, text } : undefined;
+  /** The step's questions for the author (note_question_for_author): typed, never read from `text`. */
+  questions?: string[];
 }
 
 /**
- * The questions a content writer meant to ask the author, from its discarded text, handed to the
- * reviewer as 「内容创作者要问作者的问题」 so they are not lost with the discarded summary.
+ * What a step leaves for the router to release or discard: its held chat suffix and its typed
+ * questions for the author. A step with questions but no held text still leaves them, so they
+ * reach the author (released) or the reviewer (discarded) and are never lost.
+ */
+export function heldTextOf(result: StepResult): HeldText | undefined {
+  const text = result.held_text ?? '';
+  const questions = result.author_questions ?? [];
+  if (!text.trim() && questions.length === 0) return undefined;
+  return { step: result.step, role: result.role, text, ...(questions.length > 0 ? { questions } : {}) };
+}
+
+/**
+ * The questions a content writer meant to ask the author, handed to the reviewer as
+ * 「内容创作者要问作者的问题」 when its summary is discarded: the ones it recorded as data, never
+ * sentences guessed from punctuation.
  */
 export function questionsIn(held: readonly HeldText[]): string[] {
-  const questions: string[] = [];
-  for (const item of held) {
-    for (const sentence of item.text.split(/(?<=[。！？?!\n])/)) {
-      const trimmed = sentence.trim();
-      if (/[？?]$/.test(trimmed)) questions.push(trimmed);
-    }
-  }
-  return questions;
+  return [...new Set(held.flatMap((item) => item.questions ?? []))];
+}
+
+/** What the author reads when a held item is released: its text, then its questions. */
+export function releasedText(item: HeldText): string {
+  const questions = (item.questions ?? []).map((question) => `- ${question}`).join('\n');
+  return [item.text.trim() ? item.text : '', questions].filter(Boolean).join('\n\n');
 }
 
 /**
@@ -47,10 +56,13 @@ export function buildReply(
     .sort((a, b) => a.step - b.step)
     .map((result) => {
       const held = result.held_text ?? '';
-      if (!discardedSteps.has(result.step) || !held || !result.final_text.endsWith(held)) {
-        return result.final_text.trim();
+      if (discardedSteps.has(result.step)) {
+        // Discarded: the reviewer's summary carries the questions on.
+        if (!held || !result.final_text.endsWith(held)) return result.final_text.trim();
+        return result.final_text.slice(0, result.final_text.length - held.length).trim();
       }
-      return result.final_text.slice(0, result.final_text.length - held.length).trim();
+      const questions = (result.author_questions ?? []).map((question) => `- ${question}`).join('\n');
+      return [result.final_text.trim(), questions].filter(Boolean).join('\n\n');
     })
     .filter(Boolean);
   const question = clarification?.question.trim();

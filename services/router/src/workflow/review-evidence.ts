@@ -1,7 +1,10 @@
 /**
- * Seed 000 「送审证据用落库后的事实」, the pure part: word counts of persisted bodies, the author's
- * length requirement with its tolerance band, and the 「待审查内容」 excerpt within a budget.
+ * Review evidence from persisted facts (docs/agent-behaviour.md 「送审证据」), the pure part: word
+ * counts of persisted bodies and the author's length requirement with its tolerance band. The
+ * 「待审查内容」 excerpt is in review-content.ts.
  */
+
+import { NUMERAL_PATTERN, parseChineseNumber } from '@quill/contracts';
 
 /** CJK characters count one each; runs of Latin letters or digits count one word each. */
 export function countWords(text: string): number {
@@ -22,52 +25,12 @@ export interface LengthRequirement {
 /** A single target number has ±15% tolerance; ranges and bounds are hard. */
 export const TARGET_TOLERANCE = 0.15;
 
-const DIGITS: Record<string, number> = {
-  零: 0,
-  〇: 0,
-  一: 1,
-  二: 2,
-  两: 2,
-  三: 3,
-  四: 4,
-  五: 5,
-  六: 6,
-  七: 7,
-  八: 8,
-  九: 9,
-};
-const UNITS: Record<string, number> = { 十: 10, 百: 100, 千: 1000 };
-const NUMBER = '(\\d+(?:\\.\\d+)?|[零〇一二两三四五六七八九十百千]+)\\s*(万)?';
+const NUMBER = `(${NUMERAL_PATTERN})\\s*(万)?`;
 
-/** 3000 / 3千 / 三千五 / 1.5万 → a number; undefined when unreadable. */
+/** 3000 / 3千 / 三千五 / 1.5万 → a number (the one numeral parser); undefined when unreadable. */
 export function parseAmount(value: string, tenThousands?: string): number | undefined {
-  let amount: number | undefined;
-  if (/^\d/.test(value)) amount = Number(value);
-  else amount = parseChineseNumber(value);
-  if (amount === undefined || !Number.isFinite(amount)) return undefined;
-  return Math.round(tenThousands ? amount * 10_000 : amount);
-}
-
-function parseChineseNumber(text: string): number | undefined {
-  let total = 0;
-  let digit: number | undefined;
-  let lastUnit = 1;
-  let zeroSinceUnit = false;
-  for (const char of text) {
-    if (char in DIGITS) {
-      digit = DIGITS[char];
-      if (digit === 0) zeroSinceUnit = true;
-    } else if (char in UNITS) {
-      lastUnit = UNITS[char]!;
-      total += (digit ?? 1) * lastUnit;
-      digit = undefined;
-      zeroSinceUnit = false;
-    } else return undefined;
-  }
-  // 三千五 = 3500: a trailing digit right after a unit is one unit lower; after 零 it is itself
-  // (一千零五 = 1005).
-  if (digit !== undefined) total += lastUnit > 1 && !zeroSinceUnit ? digit * (lastUnit / 10) : digit;
-  return total;
+  const amount = parseChineseNumber(`${value}${tenThousands ?? ''}`);
+  return amount === null ? undefined : Math.round(amount);
 }
 
 const PATTERNS: Array<{ kind: LengthRequirement['kind']; pattern: RegExp }> = [
@@ -131,55 +94,4 @@ export function describeLengthRequirement(requirement: LengthRequirement | undef
     case 'max':
       return `${said}；最多 ${requirement.max} 字（上限是硬要求）。`;
   }
-}
-
-export interface ReviewFile {
-  id: string;
-  title: string;
-  updatedAt: string;
-  content: string;
-}
-
-/** Budget for 「待审查内容」, shared by every file in it. */
-export const REVIEW_CONTENT_BUDGET_CHARS = 12_000;
-
-/**
- * Splits the budget over the files (a short file leaves its unused share to the others); each
- * keeps its id and updated_at, says when it is the whole text, and marks what was left out so the
- * reviewer reads it by id instead of treating it as checked.
- */
-export function reviewContent(files: readonly ReviewFile[], budget = REVIEW_CONTENT_BUDGET_CHARS): string {
-  if (files.length === 0) return '（本轮没有成功写入的正文。）';
-  const shares = allocate(
-    files.map((file) => file.content.length),
-    budget,
-  );
-  return files
-    .map((file, index) => {
-      const shown = file.content.slice(0, shares[index]);
-      const source = `来源：《${file.title}》 (id=${file.id}, updated_at=${file.updatedAt})`;
-      if (shown.length === file.content.length) return `${source} 以下是全文，不用再读取。\n${shown}`;
-      const omitted = file.content.length - shown.length;
-      return `${source} 只附了前 ${shown.length}/${file.content.length} 字。\n${shown}\n[已省略后 ${omitted} 字，没有核对：用 query_files(id="${file.id}") 按章节读取后再下结论]`;
-    })
-    .join('\n\n');
-}
-
-function allocate(lengths: readonly number[], budget: number): number[] {
-  const shares = lengths.map(() => 0);
-  let left = budget;
-  let open = lengths.map((_, index) => index);
-  while (left > 0 && open.length > 0) {
-    const share = Math.floor(left / open.length);
-    if (share === 0) break;
-    const stillOpen: number[] = [];
-    for (const index of open) {
-      const take = Math.min(share, lengths[index]! - shares[index]!);
-      shares[index]! += take;
-      left -= take;
-      if (shares[index]! < lengths[index]!) stillOpen.push(index);
-    }
-    open = stillOpen;
-  }
-  return shares;
 }

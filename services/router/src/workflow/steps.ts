@@ -3,7 +3,14 @@ import type { HeldText } from './held-text.ts';
 import { isWriteCapable, remainingPlan, type WorkflowPlan } from './workflow-plan.ts';
 
 /** How a step came to run (docs/agent-behaviour.md: the three handoff kinds plus the router's own rounds). */
-export type StepKind = 'initial' | 'planned' | 'explicit' | 'review_gate' | 'continuation' | 'summary';
+export type StepKind =
+  | 'initial'
+  | 'planned'
+  | 'explicit'
+  | 'review_gate'
+  | 'continuation'
+  | 'summary'
+  | 'outline_correction';
 
 /** One step as the workflow plans it, before it is dispatched. */
 export interface PlannedStep {
@@ -37,6 +44,8 @@ export interface Cursor {
   held: HeldText[];
   readOnlyBlocked: boolean;
   summaryUsed: boolean;
+  /** The planner's outline correction round already ran (once per run). */
+  outlineCorrected: boolean;
 }
 
 export type StepSpec = Pick<
@@ -105,5 +114,6 @@ export function initialCursor(plan: WorkflowPlan): Cursor {
     held: [],
     readOnlyBlocked: false,
     summaryUsed: false,
+    outlineCorrected: false,
   };
 }

@@ -3,13 +3,15 @@ import type { FinishOutcome } from '../workflow.ts';
 import { outcomeOfUnfinished } from '../workflow.ts';
 import { authorLanguage, plannedHandoffReason, reviewGateReason } from './author-facing.ts';
 import { type HeldText, heldTextOf, questionsIn } from './held-text.ts';
+import { needsOutlineCorrection } from './outline-correction.ts';
 import { type Cursor, type PlannedStep, planStep, type StepSpec } from './steps.ts';
 import { BODY_FILE_TYPES, isWriteCapable, type WorkflowPlan } from './workflow-plan.ts';
 
 /**
  * What happens after one step result (docs/agent-behaviour.md 「多 Agent 协作」), as a pure function. In order:
  * the step failed or stopped → finish; it asked the author → finish waiting; an explicit handoff
- * that the scope allows; a file-stream continuation; the next planned agent; the auto review
+ * that the scope allows; a file-stream continuation; the planner's outline correction; the next
+ * planned agent; the auto review
  * gate; the first message's summary round; otherwise the run is complete.
  */
 export interface HandoffNote {
@@ -100,6 +102,13 @@ export function afterStep(
 
   if (fits && !result.handoff && continues(step, result)) {
     return advance({ ...specOf(step), kind: 'continuation', from: step.role, reason: '' });
+  }
+
+  if (fits && !result.handoff && needsOutlineCorrection(plan, cursor, step, result)) {
+    return advance(
+      { ...specOf(step), kind: 'outline_correction', from: step.role, reason: '' },
+      { outlineCorrected: true },
+    );
   }
 
   const planned = step.remaining[0];
@@ -231,7 +240,10 @@ function moveTo(
   } else {
     const candidate = next(writerQuestions);
     // Along the plan prefix (or a continuation) the delivery may still reach review: keep holding.
-    const defer = spec.kind === 'continuation' || (spec.kind === 'planned' && candidate.holdChat);
+    const defer =
+      spec.kind === 'continuation' ||
+      spec.kind === 'outline_correction' ||
+      (spec.kind === 'planned' && candidate.holdChat);
     if (defer) pending = cursor.held;
     else release = cursor.held;
   }

@@ -1,6 +1,13 @@
 import { type Bus, publishFrame } from '@quill/bus';
-import { type FrameOf, frame, msgIds, type RunStartEnvelope, type StepResult } from '@quill/contracts';
-import { deleteEmptyFiles, getFile, mergeMessageRouting } from '@quill/db';
+import {
+  type FrameOf,
+  frame,
+  msgIds,
+  type RunStartEnvelope,
+  replyLanguage,
+  type UiLanguage,
+} from '@quill/contracts';
+import { attachReviewFindings, deleteEmptyFiles, mergeMessageRouting } from '@quill/db';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { type RoutingDependencies, routeRun } from '../routing/route-run.ts';
@@ -8,10 +15,10 @@ import type { RoutingOutcomeRecord } from '../routing/routing-record.ts';
 import type { RunState } from '../run-state.ts';
 import type { FinishOutcome } from '../workflow.ts';
 import { closingFor, type WorkflowAction } from './engine.ts';
-import { buildDirective, type ReviewEvidence } from './handoff-packet.ts';
-import { buildReply, type HeldText } from './held-text.ts';
-import { countWords } from './review-evidence.ts';
-import { BODY_FILE_TYPES, type WorkflowPlan, type WorkflowSettings } from './workflow-plan.ts';
+import { loadReviewEvidence } from './evidence-reads.ts';
+import { buildDirective } from './handoff-packet.ts';
+import { buildReply, type HeldText, releasedText } from './held-text.ts';
+import type { WorkflowPlan, WorkflowSettings } from './workflow-plan.ts';
 
 export interface WorkflowRuntimeDependencies extends RoutingDependencies {
   bus: Bus;
@@ -26,6 +33,7 @@ export interface TaskExtras {
   read_only?: true;
   clarify_first?: true;
   hold_chat?: true;
+  author_language?: UiLanguage;
 }
 
 export interface FinishExtras {
@@ -69,13 +77,17 @@ export function createWorkflowRuntime(dependencies: WorkflowRuntimeDependencies)
     const prior = [...state.results.values()]
       .filter((result) => result.step < action.step)
       .sort((a, b) => a.step - b.step);
-    const evidence = action.planned.review ? await reviewEvidence(start.project_id, prior) : undefined;
     const { planned } = action;
+    const evidence =
+      planned.review || planned.revision
+        ? await loadReviewEvidence(pool, start, prior, planned.revision)
+        : undefined;
     return {
       directive: buildDirective(workflow, planned, prior, evidence),
       ...(planned.readOnly ? { read_only: true } : {}),
       ...(planned.clarifyFirst ? { clarify_first: true } : {}),
       ...(planned.holdChat ? { hold_chat: true } : {}),
+      author_language: replyLanguage(start.message, start.ui_language),
     };
   }
 
@@ -87,6 +99,16 @@ export function createWorkflowRuntime(dependencies: WorkflowRuntimeDependencies)
     outcome: FinishOutcome,
     logger: Logger,
   ): Promise<FinishExtras> {
+    // A reviewer's findings belong to the artifact versions it judged (docs/kernel.md).
+    for (const result of state.results.values()) {
+      if (result.role !== 'quality_reviewer' || result.outcome !== 'completed') continue;
+      await attachReviewFindings(pool, {
+        runId: start.run_id,
+        step: result.step,
+        role: result.role,
+        text: result.final_text,
+      });
+    }
     if (!workflow) return {};
     const closing = closingFor(state, workflow, maxIterations);
     await releaseHeld(start.run_id, closing.release);
@@ -127,33 +149,11 @@ export function createWorkflowRuntime(dependencies: WorkflowRuntimeDependencies)
 
   async function releaseHeld(runId: string, held: readonly HeldText[]): Promise<void> {
     for (const item of held) {
-      const text: FrameOf<'text'> = frame('text', runId, { agent: item.role, content: item.text });
+      const content = releasedText(item);
+      if (!content) continue;
+      const text: FrameOf<'text'> = frame('text', runId, { agent: item.role, content });
       await publishFrame(bus, text, { msgId: msgIds.heldText(runId, item.step) });
     }
-  }
-
-  async function reviewEvidence(projectId: string, prior: readonly StepResult[]): Promise<ReviewEvidence> {
-    const ids = [
-      ...new Set(
-        prior.flatMap((result) =>
-          result.files_written
-            .filter((write) => BODY_FILE_TYPES.includes(write.file_type))
-            .map((write) => write.file_id),
-        ),
-      ),
-    ];
-    const files = (await Promise.all(ids.map((id) => getFile(pool, projectId, id)))).filter(
-      (file) => file !== null,
-    );
-    return {
-      files: files.map((file) => ({
-        id: file.id,
-        title: file.title,
-        updatedAt: file.updatedAt,
-        content: file.content,
-      })),
-      words: new Map(files.map((file) => [file.id, countWords(file.content)])),
-    };
   }
 
   return { plan, beforeDispatch, beforeFinish };

@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testUrls } from '../../../test/support/urls.ts';
+import {
+  createProject,
+  createSession,
+  createUser,
+  definitionHash,
+  listRunDefinitions,
+  pinnedRolePrompt,
+  pinSessionDefinitions,
+  type RoleDefinition,
+  seedRoleDefinition,
+  sessionDefinitions,
+  upgradeSessionDefinitions,
+  withTransaction,
+} from '../src/index.ts';
+import { createTestDatabase, type TestDatabase } from '../src/testing.ts';
+
+let database: TestDatabase;
+let projectId: string;
+let userId: string;
+beforeAll(async () => {
+  database = await createTestDatabase({ serverUrl: testUrls.database });
+  userId = (await createUser(database.pool, { email: 'definitions@example.com', displayName: 'D' })).id;
+  projectId = (await createProject(database.pool, { ownerId: userId, title: 'D' })).id;
+});
+afterAll(async () => {
+  await database.drop();
+});
+
+const definition = (prompt: string): RoleDefinition => ({
+  prompt,
+  tools: ['create_file', 'query_files'],
+  model: { primary: 'm' },
+  budget: { max_tool_turns: 8 },
+});
+const seed = (prompt: string) =>
+  withTransaction(database.pool, (client) => seedRoleDefinition(client, 'writer', definition(prompt)));
+const session = async () => (await createSession(database.pool, { projectId, userId, title: 's' })).sessionId;
+const promptFor = (sessionId: string, runId = crypto.randomUUID()) =>
+  pinnedRolePrompt(database.pool, { session_id: sessionId, run_id: runId, role: 'writer' }, 'fallback');
+
+describe('role definitions by content hash, pinned per session', () => {
+  it('hashes content regardless of key order', () => {
+    const a = definitionHash(definition('p'));
+    const b = definitionHash({
+      budget: { max_tool_turns: 8 },
+      model: { primary: 'm' },
+      tools: ['create_file', 'query_files'],
+      prompt: 'p',
+    });
+    expect(a).toBe(b);
+    expect(definitionHash(definition('q'))).not.toBe(a);
+  });
+
+  it('same content is the same version; a change is the next; a session keeps its pin until upgraded', async () => {
+    expect(await seed('写作 v1')).toBe(1);
+    expect(await seed('写作 v1')).toBe(1);
+    const old = await session();
+    await pinSessionDefinitions(database.pool, old);
+    const runId = crypto.randomUUID();
+    expect(await promptFor(old, runId)).toBe('写作 v1');
+    expect(await listRunDefinitions(database.pool, runId)).toEqual({ writer: 1 });
+
+    expect(await seed('写作 v2')).toBe(2);
+    expect(await promptFor(old)).toBe('写作 v1');
+    const fresh = await session();
+    expect(await promptFor(fresh)).toBe('写作 v2');
+    expect(await sessionDefinitions(database.pool, old)).toEqual({
+      pinned: { writer: 1 },
+      current: { writer: 2 },
+    });
+
+    await upgradeSessionDefinitions(database.pool, old);
+    expect(await promptFor(old)).toBe('写作 v2');
+    // Going back to the old content (a rollback) makes version 1 current again, not a third one.
+    expect(await seed('写作 v1')).toBe(1);
+    expect((await sessionDefinitions(database.pool, fresh)).current).toEqual({ writer: 1 });
+  });
+});

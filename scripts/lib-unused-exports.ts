@@ -1,0 +1,142 @@
+import { existsSync, globSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import ts from 'typescript';
+
+/**
+ * Which names a lib's `src/index.ts` exports that no file outside the lib imports. Syntactic
+ * (the TypeScript parser, no type checker): `export *` is followed into the files it names, and a
+ * namespace import (`import * as x from '@quill/lib'`) counts as using every export.
+ */
+
+export interface LibExports {
+  /** `@quill/bus` */
+  name: string;
+  /** Repository-relative: `libs/bus`. */
+  dir: string;
+  exported: string[];
+  /** Exported names imported by some file outside the lib, with whether a shipped file does. */
+  usedBy: Map<string, { src: boolean; other: boolean }>;
+  /** Exported names no file outside the lib imports. */
+  unused: string[];
+  /** Exported names only tests and scripts outside the lib import (no shipped `src/` file). */
+  testOnly: string[];
+}
+
+function parse(path: string): ts.SourceFile {
+  const kind = path.endsWith('.tsx') ? ts.ScriptKind.TSX : ts.ScriptKind.TS;
+  return ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, true, kind);
+}
+
+const hasExportModifier = (node: ts.Node) =>
+  ts.canHaveModifiers(node) &&
+  (ts.getModifiers(node) ?? []).some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
+
+/** The names a module exports, following `export * from './x.ts'` (cycles are visited once). */
+export function exportedNames(path: string, seen = new Set<string>()): string[] {
+  if (seen.has(path) || !existsSync(path)) return [];
+  seen.add(path);
+  const names: string[] = [];
+  for (const statement of parse(path).statements) {
+    if (ts.isExportDeclaration(statement)) {
+      const from = statement.moduleSpecifier;
+      if (!statement.exportClause) {
+        if (from && ts.isStringLiteral(from) && from.text.startsWith('.')) {
+          names.push(...exportedNames(join(dirname(path), from.text), seen));
+        }
+      } else if (ts.isNamedExports(statement.exportClause)) {
+        names.push(...statement.exportClause.elements.map((element) => element.name.text));
+      } else {
+        names.push(statement.exportClause.name.text);
+      }
+    } else if (hasExportModifier(statement)) {
+      if (ts.isVariableStatement(statement)) {
+        for (const declaration of statement.declarationList.declarations) {
+          if (ts.isIdentifier(declaration.name)) names.push(declaration.name.text);
+        }
+      } else if (
+        (ts.isFunctionDeclaration(statement) ||
+          ts.isClassDeclaration(statement) ||
+          ts.isInterfaceDeclaration(statement) ||
+          ts.isTypeAliasDeclaration(statement) ||
+          ts.isEnumDeclaration(statement)) &&
+        statement.name
+      ) {
+        names.push(statement.name.text);
+      }
+    }
+  }
+  return [...new Set(names)];
+}
+
+/**
+ * What one file imports from workspace-style packages, by specifier: `{ '@quill/bus': ['ack'] }`
+ * (`'*'` for a namespace import or `export *`). Relative imports are left out.
+ */
+export function importedNamesByModule(path: string): Map<string, string[]> {
+  const byModule = new Map<string, string[]>();
+  const add = (module: string, names: string[]) =>
+    byModule.set(module, [...(byModule.get(module) ?? []), ...names]);
+  for (const statement of parse(path).statements) {
+    if (!ts.isImportDeclaration(statement) && !ts.isExportDeclaration(statement)) continue;
+    const from = statement.moduleSpecifier;
+    if (!from || !ts.isStringLiteral(from) || from.text.startsWith('.')) continue;
+    if (ts.isImportDeclaration(statement)) {
+      const bindings = statement.importClause?.namedBindings;
+      if (bindings && ts.isNamespaceImport(bindings)) add(from.text, ['*']);
+      else if (bindings)
+        add(
+          from.text,
+          bindings.elements.map((each) => (each.propertyName ?? each.name).text),
+        );
+      else add(from.text, []);
+    } else if (statement.exportClause && ts.isNamedExports(statement.exportClause)) {
+      add(
+        from.text,
+        statement.exportClause.elements.map((each) => (each.propertyName ?? each.name).text),
+      );
+    } else {
+      add(from.text, ['*']);
+    }
+  }
+  return byModule;
+}
+
+// Where code that may import a lib lives (not node_modules, .node or build output).
+const SOURCE_FILES = '{apps,libs,services,test,scripts}/**/*.{ts,tsx,mts,cts}';
+const NOT_SOURCE = ['**/node_modules/**', '**/dist/**'];
+
+/** Every lib under `libs/` with its index's exports and who outside the lib uses them. */
+export function unusedLibExports(root: string): LibExports[] {
+  const files = globSync(SOURCE_FILES, { cwd: root, exclude: NOT_SOURCE }).map((file) =>
+    file.split('\\').join('/'),
+  );
+  const imports = new Map(files.map((file) => [file, importedNamesByModule(join(root, file))]));
+  const libs = globSync('libs/*/package.json', { cwd: root })
+    .map((file) => file.split('\\').join('/'))
+    .sort();
+  return libs.map((manifestPath) => {
+    const dir = dirname(manifestPath);
+    const name = (JSON.parse(readFileSync(join(root, manifestPath), 'utf8')) as { name: string }).name;
+    const exported = exportedNames(join(root, dir, 'src/index.ts'));
+    const usedBy = new Map<string, { src: boolean; other: boolean }>();
+    for (const file of files) {
+      if (file.startsWith(`${dir}/`)) continue;
+      const shipped = /^(apps|libs|services)\/[^/]+\/src\//.test(file);
+      const imported = imports.get(file)?.get(name) ?? [];
+      for (const each of imported.includes('*') ? exported : imported) {
+        const use = usedBy.get(each) ?? { src: false, other: false };
+        if (shipped) use.src = true;
+        else use.other = true;
+        usedBy.set(each, use);
+      }
+    }
+    return {
+      name,
+      dir,
+      exported,
+      usedBy,
+      unused: exported.filter((each) => !usedBy.has(each)).sort(),
+      testOnly: exported.filter((each) => usedBy.get(each)?.src === false).sort(),
+    };
+  });
+}

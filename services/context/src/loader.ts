@@ -1,0 +1,158 @@
+import { type ContextCompileRequest, isoNow } from '@quill/contracts';
+import {
+  type FileSearchHit,
+  getFile,
+  getFileContents,
+  getLatestCompaction,
+  getProject,
+  getProjectTaskBoard,
+  getRunTurnContext,
+  getSkill,
+  listEnabledSkills,
+  listFileSummaries,
+  listHistoryMessages,
+  listRunWrittenFileIds,
+  type Skill,
+  searchFiles,
+} from '@quill/db';
+import type { Pool } from 'pg';
+import { type AssemblyRequest, assemblyReads, sceneIds } from './assembler.ts';
+import { chosenSkillNames, skillsToRead } from './chosen-skills.ts';
+import {
+  type CompileInputs,
+  ownAssembly,
+  partitionFiles,
+  sharedAssembly,
+  workingSetHistory,
+} from './compose.ts';
+import { queryTerms } from './query-terms.ts';
+import { searchLimit } from './retrieval.ts';
+import { parseTurnRecord } from './turn-record.ts';
+import { workingSetCandidates } from './working-set.ts';
+
+// Enough recent messages to find the last two assistant replies for the working set.
+const RECENT_MESSAGES = 12;
+
+/**
+ * Everything one compile decides from, read up front into a plain value (compose.ts decides).
+ * Three rounds of reads, each in parallel: what depends only on the request; then the history,
+ * the skills and the texts that choose the candidates (the scene, the working set); then the
+ * candidates' texts and the search hits. null when the project does not exist.
+ */
+export async function loadCompileInputs(
+  pool: Pool,
+  request: ContextCompileRequest,
+): Promise<CompileInputs | null> {
+  const compiledAt = isoNow();
+  // An unknown project is rare enough that reading the rest for nothing costs less than a round
+  // trip every time.
+  const [project, summaries, reviewTargets, catalog, compaction, recent, storedTurnValue] = await Promise.all(
+    [
+      getProject(pool, request.project_id),
+      listFileSummaries(pool, request.project_id),
+      request.role === 'quality_reviewer' ? listRunWrittenFileIds(pool, request.run_id) : Promise.resolve([]),
+      listEnabledSkills(pool, request.user_id),
+      getLatestCompaction(pool, request.session_id),
+      listHistoryMessages(pool, request.session_id, { limit: RECENT_MESSAGES }),
+      getRunTurnContext(pool, request.run_id),
+    ],
+  );
+  if (!project) return null;
+  const storedTurn = parseTurnRecord(storedTurnValue);
+  const building = storedTurn === null;
+  const partition = partitionFiles(summaries, request, reviewTargets);
+  const assemblies: Array<{ kind: 'shared' | 'own'; request: AssemblyRequest }> = [];
+  if (building) assemblies.push({ kind: 'shared', request: sharedAssembly(request, partition) });
+  const own = ownAssembly(request, partition);
+  if (own) assemblies.push({ kind: 'own', request: own });
+  const visibleIds = new Set(partition.visible.map((file) => file.id));
+  const workingSetIds = workingSetCandidates(workingSetHistory({ recent, request }))
+    .map((file) => file.id)
+    .filter((id) => visibleIds.has(id));
+  const archiveId = compaction?.archiveFileId;
+  const archiveListed = archiveId ? summaries.find((file) => file.id === archiveId)?.title : undefined;
+
+  const [firstContents, stored, taskBoard, chosenSkills, archiveTitle] = await Promise.all([
+    getFileContents(pool, request.project_id, [
+      ...workingSetIds,
+      ...assemblies.flatMap((assembly) => sceneIds(assembly.request)),
+    ]),
+    listHistoryMessages(pool, request.session_id, { afterSeq: compaction?.throughSeq ?? 0 }),
+    building ? getProjectTaskBoard(pool, request.project_id) : Promise.resolve([]),
+    building ? readSkills(pool, request, catalog) : Promise.resolve(new Map<string, Skill>()),
+    archiveId && !archiveListed ? archiveTitleOf(pool, request.project_id, archiveId) : archiveListed,
+  ]);
+
+  const reads = assemblies.map((assembly) => assemblyReads(assembly.request, firstContents));
+  const missing = [...new Set(reads.flat())].filter((id) => !firstContents.has(id));
+  const [moreContents, ...hits] = await Promise.all([
+    getFileContents(pool, request.project_id, missing),
+    ...assemblies.map((assembly, index) =>
+      searchPart(pool, request, assembly.request, reads[index]!.length + workingSetIds.length),
+    ),
+  ]);
+  const hitsOf = (kind: 'shared' | 'own') =>
+    hits[assemblies.findIndex((assembly) => assembly.kind === kind)] ?? [];
+  return {
+    request,
+    compiledAt,
+    project,
+    summaries,
+    reviewTargets,
+    catalog,
+    recent,
+    compaction,
+    archiveTitle,
+    stored,
+    storedTurn,
+    taskBoard,
+    chosenSkills,
+    contents: new Map([...firstContents, ...moreContents]),
+    sharedHits: hitsOf('shared'),
+    roleHits: hitsOf('own'),
+  };
+}
+
+async function readSkills(
+  pool: Pool,
+  request: ContextCompileRequest,
+  catalog: ReadonlyArray<{ name: string }>,
+): Promise<Map<string, Skill>> {
+  const names = skillsToRead(
+    chosenSkillNames(
+      request.message,
+      catalog.map((skill) => skill.name),
+    ),
+  );
+  const skills = await Promise.all(
+    names.map((name) => getSkill(pool, request.user_id, name, { enabledOnly: true })),
+  );
+  return new Map(skills.filter((skill) => skill !== null).map((skill) => [skill.name, skill]));
+}
+
+/** The ranked hits over a part's files; enough of them that skipping what it shows leaves the usual number. */
+async function searchPart(
+  pool: Pool,
+  request: ContextCompileRequest,
+  assembly: AssemblyRequest,
+  shownAtMost: number,
+): Promise<FileSearchHit[]> {
+  const terms = queryTerms(request.message);
+  if (terms.length === 0 || assembly.files.length === 0) return [];
+  return searchFiles(pool, {
+    projectId: request.project_id,
+    fileIds: assembly.files.map((file) => file.id),
+    terms,
+    query: request.message.slice(0, 200),
+    limit: searchLimit(shownAtMost),
+  });
+}
+
+/** An archive made after the file list was read (or deleted since): its title, read by id. */
+export async function archiveTitleOf(
+  pool: Pool,
+  projectId: string,
+  archiveId: string,
+): Promise<string | undefined> {
+  return (await getFile(pool, projectId, archiveId))?.title;
+}

@@ -1,0 +1,121 @@
+import type { ChatMessage } from '@quill/contracts';
+import { createFile, createProject, type ProjectFile, saveFileContent } from '@quill/db';
+import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compilerFor, createUserIn, newSession, startTurn, type TurnFixture } from './support.ts';
+
+/**
+ * One turn context per run (docs/agent-behaviour.md 「本轮上下文」): every step and role of a run
+ * gets the same bytes up to and including `</turn_context>`, even when the run writes files and
+ * the task board in between, so the provider's prefix cache covers it.
+ */
+let database: TestDatabase;
+let turn: TurnFixture;
+let chapter: ProjectFile;
+let plannerNote: ProjectFile;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  const userId = await createUserIn(database);
+  const projectId = (
+    await createProject(database.pool, { ownerId: userId, title: '雨夜书店', notes: '第三人称，克制。' })
+  ).id;
+  turn = { projectId, userId, sessionId: await newSession(database, projectId, userId) };
+  await createFile(database.pool, {
+    projectId,
+    title: '全书大纲',
+    fileType: 'outline',
+    content: '第一章雨夜。',
+  });
+  await createFile(database.pool, {
+    projectId,
+    title: '林晚',
+    fileType: 'character',
+    content: '林晚，店员。',
+  });
+  chapter = await createFile(database.pool, {
+    projectId,
+    title: '第一章 雨夜',
+    fileType: 'draft',
+    content: '林晚推开门。',
+  });
+  plannerNote = await createFile(database.pool, {
+    projectId,
+    title: '伏笔清单',
+    fileType: 'note',
+    content: '凶手是钟表匠。',
+  });
+  await database.pool.query("UPDATE files SET visibility = 'private_to:planner' WHERE id = $1", [
+    plannerNote.id,
+  ]);
+});
+
+afterAll(async () => {
+  await database?.drop();
+});
+
+const userOf = (messages: ChatMessage[]) => messages.at(-1)!.content!;
+/** [system][history] and the user message up to and including `</turn_context>`. */
+const prefixOf = (messages: ChatMessage[]) => {
+  const user = userOf(messages);
+  const end = user.indexOf('</turn_context>');
+  expect(end).toBeGreaterThan(0);
+  return JSON.stringify([...messages.slice(0, -1), user.slice(0, end + '</turn_context>'.length)]);
+};
+
+describe('one turn context per run', () => {
+  it('planner, writer and reviewer of one run share the prefix up to and including the turn context', async () => {
+    const compile = compilerFor(database);
+    const request = await startTurn(database, turn, '规划并写第一章 雨夜，参考《伏笔清单》', {
+      role: 'planner',
+      focus: chapter.id,
+    });
+    const planner = await compile(request);
+    if (!planner.ok) throw new Error(planner.code);
+
+    // The run writes between the steps: the chapter's body and the task board.
+    await saveFileContent(database.pool, {
+      fileId: chapter.id,
+      content: '雨停了，林晚在柜台后写信。',
+      source: 'ai',
+      runId: request.run_id,
+    });
+    await database.pool.query('UPDATE projects SET task_board = $2 WHERE id = $1', [
+      turn.projectId,
+      JSON.stringify([{ title: '写第一章', status: 'done' }]),
+    ]);
+    const writer = await compile({ ...request, role: 'writer', step: 1 });
+    const reviewer = await compile({ ...request, role: 'quality_reviewer', step: 2 });
+    if (!writer.ok || !reviewer.ok) throw new Error('compile failed');
+
+    expect(prefixOf(writer.messages)).toBe(prefixOf(planner.messages));
+    expect(prefixOf(reviewer.messages)).toBe(prefixOf(planner.messages));
+    const shared = userOf(planner.messages).slice(0, userOf(planner.messages).indexOf('</turn_context>'));
+    // The turn context is the run's start: the chapter as it was, no role-private file.
+    expect(shared).toContain('林晚推开门。');
+    expect(shared).not.toContain('凶手是钟表匠');
+    expect(shared).not.toContain(plannerNote.id);
+    // What only one role sees comes after it.
+    expect(userOf(planner.messages)).toContain('凶手是钟表匠。');
+    expect(userOf(writer.messages)).not.toContain('凶手是钟表匠');
+    const reviewerOwn = userOf(reviewer.messages).slice(userOf(reviewer.messages).indexOf('</turn_context>'));
+    expect(reviewerOwn).toContain('<role_context>');
+    expect(reviewerOwn).toContain('雨停了，林晚在柜台后写信。');
+  });
+
+  it('two steps compiling the run’s first context at once still end up with one', async () => {
+    const compile = compilerFor(database);
+    const request = await startTurn(database, turn, '写第一章 雨夜', { focus: chapter.id });
+    const [writer, planner] = await Promise.all([
+      compile(request),
+      compile({ ...request, role: 'planner', step: 1 }),
+    ]);
+    if (!writer.ok || !planner.ok) throw new Error('compile failed');
+    expect(prefixOf(planner.messages)).toBe(prefixOf(writer.messages));
+    const { rows } = await database.pool.query(
+      'SELECT count(*)::int AS n FROM run_turn_contexts WHERE run_id = $1',
+      [request.run_id],
+    );
+    expect(rows[0].n).toBe(1);
+  });
+});

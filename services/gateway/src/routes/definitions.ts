@@ -1,0 +1,33 @@
+import { QuillError, SessionIdParams } from '@quill/contracts';
+import { getSessionForUser, sessionDefinitions, upgradeSessionDefinitions, withTransaction } from '@quill/db';
+import type { FastifyInstance } from 'fastify';
+import type { GatewayDependencies } from '../app.ts';
+import { requireUser } from '../auth.ts';
+import { parseInput } from '../http-errors.ts';
+
+/**
+ * Definitions a session is pinned to, and the explicit upgrade to the current ones
+ * (docs/kernel.md "Definitions and pinning"). A session is its owner's only: others get 404.
+ */
+export function registerDefinitionRoutes(
+  app: FastifyInstance,
+  dependencies: Pick<GatewayDependencies, 'pool'>,
+) {
+  const { pool } = dependencies;
+
+  app.get('/sessions/:sessionId/definitions', async (request) => {
+    const { sessionId } = parseInput(SessionIdParams, request.params);
+    if (!(await getSessionForUser(pool, sessionId, requireUser(request).id)))
+      throw new QuillError('not_found');
+    return sessionDefinitions(pool, sessionId);
+  });
+
+  // Takes effect from the session's next step; a step already running keeps what it started with.
+  app.post('/sessions/:sessionId/definitions/upgrade', async (request) => {
+    const { sessionId } = parseInput(SessionIdParams, request.params);
+    if (!(await getSessionForUser(pool, sessionId, requireUser(request).id)))
+      throw new QuillError('not_found');
+    await withTransaction(pool, (client) => upgradeSessionDefinitions(client, sessionId));
+    return sessionDefinitions(pool, sessionId);
+  });
+}

@@ -1,0 +1,192 @@
+import { type Bus, decodeEnvelope, type Responder, readStored, serveRequests } from '@quill/bus';
+import {
+  AgentStreamBody,
+  BillingReserveReply,
+  BillingReserveRequest,
+  BillingSettleReply,
+  BillingSettleRequest,
+  EventEnvelope,
+  QuillError,
+  RunStartEnvelope,
+} from '@quill/contracts';
+import {
+  addProjectMember,
+  createProject,
+  createSession,
+  createUser,
+  getActiveRunForSession,
+  getRun,
+  getSession,
+  type User,
+} from '@quill/db';
+import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
+import {
+  countSemaphore,
+  createRedis,
+  getSessionLockHolder,
+  type RedisClient,
+  type RedisKeys,
+  redisKeys,
+} from '@quill/redis';
+import type { FastifyBaseLogger } from 'fastify';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closeTestBus, openTestBus } from '../../../test/support/test-bus.ts';
+import { testUrls, uniqueName } from '../../../test/support/urls.ts';
+import { createRunLauncher } from '../src/run-launcher.ts';
+
+/** Real Postgres, NATS and Redis; billing is a responder whose answer each case sets. */
+let database: TestDatabase;
+let bus: Bus;
+let redis: RedisClient;
+let keys: RedisKeys;
+let owner: User;
+let viewer: User;
+let projectId: string;
+let reserve: BillingReserveReply = { v: 1, ok: true, credits_left: 10 };
+const settles: BillingSettleRequest[] = [];
+const responders: Responder[] = [];
+const logger = pino({ level: 'silent' }) as unknown as FastifyBaseLogger;
+
+beforeAll(async () => {
+  database = await createTestDatabase({ serverUrl: testUrls.database });
+  bus = await openTestBus('g', 'run-launcher-test');
+  redis = createRedis(testUrls.redis);
+  keys = redisKeys(uniqueName('quill_test_'));
+  owner = await createUser(database.pool, { email: 'owner@example.com', displayName: 'Owner' });
+  viewer = await createUser(database.pool, { email: 'viewer@example.com', displayName: 'Viewer' });
+  projectId = (await createProject(database.pool, { ownerId: owner.id, title: '长篇' })).id;
+  await addProjectMember(database.pool, projectId, viewer.id, 'viewer');
+  const failed = { v: 1 as const, ok: false as const, code: 'internal_error' as const };
+  responders.push(
+    serveRequests(
+      bus,
+      bus.names.billingReserve,
+      { request: BillingReserveRequest, reply: BillingReserveReply },
+      { handle: async () => reserve, invalidReply: failed, failureReply: failed },
+      pino({ level: 'silent' }),
+    ),
+    serveRequests(
+      bus,
+      bus.names.billingSettle,
+      { request: BillingSettleRequest, reply: BillingSettleReply },
+      {
+        handle: async (request) => {
+          settles.push(request);
+          return {
+            v: 1 as const,
+            ok: true as const,
+            decision: 'refund' as const,
+            reason: 'launch_failed',
+            credits_refunded: 1,
+            duplicate: false,
+          };
+        },
+        invalidReply: failed,
+        failureReply: failed,
+      },
+      pino({ level: 'silent' }),
+    ),
+  );
+});
+afterAll(async () => {
+  for (const responder of responders) await responder.stop();
+  await closeTestBus(bus);
+  const found = await redis.keys(`${keys.prefix}*`);
+  if (found.length) await redis.del(...found);
+  await redis.quit();
+  await database.drop();
+});
+
+const launcher = () =>
+  createRunLauncher({
+    bus,
+    pool: database.pool,
+    redis,
+    keys,
+    settings: {
+      sessionLockTtlMs: 60_000,
+      requestTimeoutMs: 2_000,
+      requestDeadlineMs: 4_000,
+      userMaxConcurrentRuns: 3,
+    },
+  });
+const body = (fields: Partial<AgentStreamBody> = {}) =>
+  AgentStreamBody.parse({ project_id: projectId, message: '写第一章', ...fields });
+
+async function refusal(promise: Promise<unknown>): Promise<string> {
+  const error = await promise.then(
+    () => undefined,
+    (thrown: unknown) => thrown,
+  );
+  if (!(error instanceof QuillError)) throw new Error(`expected a QuillError, got ${String(error)}`);
+  return error.code;
+}
+
+describe('gateway run launcher', () => {
+  it('starts a run: rows written, session running, lock and slot held, run_started then runs.start', async () => {
+    reserve = { v: 1, ok: true, credits_left: 10 };
+    const starts: RunStartEnvelope[] = [];
+    // The runs stream is a work queue (the router's): the test watches the subject instead.
+    const watch = bus.connection.subscribe(bus.names.runStart('*'), {
+      callback: (_error, message) => {
+        starts.push(decodeEnvelope(RunStartEnvelope, message.subject, message.data));
+      },
+    });
+    await bus.connection.flush();
+    const launched = await launcher()(owner, body(), logger).finally(() => watch.unsubscribe());
+    expect(await getRun(database.pool, launched.runId)).toMatchObject({ phase: 'running', userId: owner.id });
+    expect(await getSession(database.pool, launched.sessionId)).toMatchObject({ phase: 'running' });
+    expect(await getSessionLockHolder(redis, keys.sessionLock(launched.sessionId))).toBe(launched.runId);
+    expect(await countSemaphore(redis, keys.userSemaphore(owner.id))).toBe(1);
+    const frames = await readStored(bus, {
+      stream: bus.names.streams.events,
+      subject: bus.names.events(launched.runId),
+      schema: EventEnvelope,
+    });
+    expect(frames.map((item) => item.envelope?.frame.type)).toEqual(['run_started']);
+    expect(starts).toMatchObject([
+      { run_id: launched.runId, session_id: launched.sessionId, message: '写第一章' },
+    ]);
+  });
+
+  it('a second run on a busy session is refused session_busy and leaves the first alone', async () => {
+    reserve = { v: 1, ok: true, credits_left: 10 };
+    const first = await launcher()(owner, body(), logger);
+    expect(await refusal(launcher()(owner, body({ session_id: first.sessionId }), logger))).toBe(
+      'session_busy',
+    );
+    expect(await getSessionLockHolder(redis, keys.sessionLock(first.sessionId))).toBe(first.runId);
+  });
+
+  it.each([
+    ['quota_exhausted', 'quota_exhausted'],
+    ['internal_error', 'service_unavailable'],
+  ] as const)(
+    'billing answering %s is refused %s and undone: no run, session idle, lock and slot free',
+    async (code, refused) => {
+      reserve = { v: 1, ok: false, code };
+      const { sessionId } = await createSession(database.pool, {
+        projectId,
+        userId: owner.id,
+        title: 'chat',
+      });
+      const slots = await countSemaphore(redis, keys.userSemaphore(owner.id));
+      const settled = settles.length;
+      expect(await refusal(launcher()(owner, body({ session_id: sessionId }), logger))).toBe(refused);
+      expect(await getActiveRunForSession(database.pool, sessionId)).toBeNull();
+      expect(await getSession(database.pool, sessionId)).toMatchObject({ phase: 'idle' });
+      expect(await getSessionLockHolder(redis, keys.sessionLock(sessionId))).toBeNull();
+      expect(await countSemaphore(redis, keys.userSemaphore(owner.id))).toBe(slots);
+      // Billing never reserved, so there is nothing to give back.
+      expect(settles.length).toBe(settled);
+    },
+  );
+
+  it('a viewer cannot start runs (forbidden); an unknown project is not_found', async () => {
+    expect(await refusal(launcher()(viewer, body(), logger))).toBe('forbidden');
+    expect(await refusal(launcher()(owner, body({ project_id: crypto.randomUUID() }), logger))).toBe(
+      'not_found',
+    );
+  });
+});

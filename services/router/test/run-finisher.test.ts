@@ -1,0 +1,100 @@
+import { getRun } from '@quill/db';
+import { acquireSemaphore, acquireSessionLock, countSemaphore, getSessionLockHolder } from '@quill/redis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPhaseWriter } from '../src/phases/phase-writer.ts';
+import { finishRunWith } from '../src/run-finisher.ts';
+import { emptyRunState } from '../src/run-state.ts';
+import { framesOf, openRunRig, type RunRig, settled, takenRun } from './run-rig.ts';
+
+let rig: RunRig;
+/** What billing answers next (the test sets it per case). */
+let nextSettle = settled('charge');
+
+beforeAll(async () => {
+  rig = await openRunRig('run-finisher', () => nextSettle);
+});
+afterAll(() => rig.close());
+
+const dependencies = () => ({
+  bus: rig.bus,
+  pool: rig.database.pool,
+  redis: rig.redis,
+  keys: rig.keys,
+  requestTimeoutMs: 2_000,
+  requestDeadlineMs: 4_000,
+  phases: createPhaseWriter(rig.database.pool, rig.logger),
+});
+
+describe('run finisher', () => {
+  it('a complete run: terminal frame, settlement, the run row done, session idle, lock and slot free, done last', async () => {
+    nextSettle = settled('charge');
+    const start = await takenRun(rig);
+    const lockKey = rig.keys.sessionLock(start.session_id);
+    await acquireSessionLock(rig.redis, lockKey, start.run_id, 60_000);
+    await acquireSemaphore(rig.redis, rig.keys.userSemaphore(start.user_id), start.run_id, 3, 60_000);
+
+    await finishRunWith(dependencies(), start, emptyRunState, { terminal: 'complete' }, rig.logger, {
+      reply: '写好了。',
+    });
+
+    expect((await framesOf(rig, start.run_id)).map((frame) => frame.type)).toEqual([
+      'workflow_complete',
+      'done',
+    ]);
+    expect(rig.settles.at(-1)).toMatchObject({ run_id: start.run_id, outcome: { terminal: 'complete' } });
+    expect(await getRun(rig.database.pool, start.run_id)).toMatchObject({
+      phase: 'done',
+      stopReason: 'completed',
+      billingDecision: 'charge',
+    });
+    expect(await getSessionLockHolder(rig.redis, lockKey)).toBeNull();
+    expect(await countSemaphore(rig.redis, rig.keys.userSemaphore(start.user_id))).toBe(0);
+  });
+
+  it('a refunded stop says how many credits came back, between the terminal frame and done', async () => {
+    nextSettle = settled('refund', 3);
+    const start = await takenRun(rig);
+    await finishRunWith(
+      dependencies(),
+      start,
+      emptyRunState,
+      { terminal: 'stopped', reason: 'user_stopped' },
+      rig.logger,
+    );
+    const frames = await framesOf(rig, start.run_id);
+    expect(frames.map((frame) => frame.type)).toEqual(['workflow_stopped', 'quota_refunded', 'done']);
+    expect(frames[1]).toMatchObject({ credits: 3 });
+    expect(await getRun(rig.database.pool, start.run_id)).toMatchObject({
+      phase: 'done',
+      stopReason: 'user_stopped',
+      billingDecision: 'refund',
+    });
+  });
+
+  it('finishing twice (a takeover redoing it) stores each frame once and settles idempotently', async () => {
+    nextSettle = settled('charge');
+    const start = await takenRun(rig);
+    const outcome = { terminal: 'error' as const, code: 'model_unavailable' as const };
+    await finishRunWith(dependencies(), start, emptyRunState, outcome, rig.logger);
+    await finishRunWith(dependencies(), start, emptyRunState, outcome, rig.logger);
+    expect((await framesOf(rig, start.run_id)).map((frame) => frame.type)).toEqual(['error', 'done']);
+    expect(await getRun(rig.database.pool, start.run_id)).toMatchObject({
+      phase: 'error',
+      errorCode: 'model_unavailable',
+    });
+  });
+
+  it('a billing refusal still ends the run with its terminal frame and done, decision left open', async () => {
+    nextSettle = { v: 1, ok: false, code: 'internal_error' };
+    const start = await takenRun(rig);
+    await finishRunWith(dependencies(), start, emptyRunState, { terminal: 'complete' }, rig.logger);
+    expect((await framesOf(rig, start.run_id)).map((frame) => frame.type)).toEqual([
+      'workflow_complete',
+      'done',
+    ]);
+    expect(await getRun(rig.database.pool, start.run_id)).toMatchObject({
+      phase: 'done',
+      billingDecision: null,
+    });
+  });
+});

@@ -1,0 +1,176 @@
+import {
+  ack,
+  type DeliveryContext,
+  decodeEnvelope,
+  publishEnvelope,
+  type Responder,
+  serveRequests,
+} from '@quill/bus';
+import {
+  ContextCompileReply,
+  ContextCompileRequest,
+  StepRecordEnvelope,
+  TaskEnvelope,
+} from '@quill/contracts';
+import { finishRun, getRun } from '@quill/db';
+import { requestStop } from '@quill/run-control';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPhaseWriter } from '../src/phases/phase-writer.ts';
+import { createRunLeases, type RunLeases } from '../src/run-leases.ts';
+import { createRunHandler } from '../src/run-orchestrator.ts';
+import type { WorkflowRuntime } from '../src/workflow/workflow-runtime.ts';
+import { framesOf, openRunRig, type RunRig, settled, startedRun } from './run-rig.ts';
+import { planOf, result } from './workflow-fixtures.ts';
+
+let rig: RunRig;
+let leases: RunLeases;
+let compiler: Responder;
+/** What context compile answers next. */
+let compileReply: ContextCompileReply = { v: 1, ok: true, messages: [{ role: 'user', content: '写第一章' }] };
+
+beforeAll(async () => {
+  rig = await openRunRig('run-orchestrator', () => settled('charge'));
+  leases = createRunLeases(
+    { bus: rig.bus, redis: rig.redis, keys: rig.keys, logger: rig.logger },
+    { ttlMs: 30_000, scanMs: 10_000 },
+  );
+  compiler = serveRequests(
+    rig.bus,
+    rig.bus.names.contextCompile,
+    { request: ContextCompileRequest, reply: ContextCompileReply },
+    {
+      handle: async () => compileReply,
+      invalidReply: { v: 1, ok: false, code: 'invalid_bus_message' },
+      failureReply: { v: 1, ok: false, code: 'internal_error' },
+    },
+    rig.logger,
+  );
+});
+afterAll(async () => {
+  leases.stop();
+  await compiler.stop();
+  await rig.close();
+});
+
+/** The workflow port: a quick plan (one writer step), no held text, directives fixed. */
+const workflow: WorkflowRuntime = {
+  plan: async (start) => planOf({}, { message: start.message }),
+  beforeDispatch: async () => ({ directive: '写' }),
+  beforeFinish: async () => ({}),
+};
+
+const handler = () =>
+  createRunHandler({
+    bus: rig.bus,
+    pool: rig.database.pool,
+    redis: rig.redis,
+    keys: rig.keys,
+    logger: rig.logger,
+    phases: createPhaseWriter(rig.database.pool, rig.logger),
+    workflow,
+    leases,
+    requestTimeoutMs: 2_000,
+    requestDeadlineMs: 4_000,
+    settings: {
+      maxIterations: 6,
+      wallClockMs: 120_000,
+      heartbeatMs: 1_000,
+      sessionLockTtlMs: 60_000,
+      stopGraceMs: 30_000,
+      stopFlagTtlMs: 60_000,
+    },
+  });
+
+function delivery(): DeliveryContext {
+  return {
+    message: { working: () => {} } as unknown as DeliveryContext['message'],
+    subject: 'runs.start.test',
+    deliveryCount: 1,
+    ackSubject: `$JS.ACK.test.${crypto.randomUUID()}`,
+    shutdown: new AbortController().signal,
+  };
+}
+
+/** A writer standing in for the worker: answers each task of the run with the given result. */
+function answerTasks(runId: string, reply: (task: TaskEnvelope) => Parameters<typeof result>[2]) {
+  const tasks: TaskEnvelope[] = [];
+  const subscription = rig.bus.connection.subscribe(rig.bus.names.task('writer', runId), {
+    callback: (_error, message) => {
+      const task = decodeEnvelope(TaskEnvelope, message.subject, message.data);
+      tasks.push(task);
+      void publishEnvelope(rig.bus, rig.bus.names.steps(runId), StepRecordEnvelope, {
+        v: 1,
+        kind: 'result',
+        run_id: runId,
+        result: result(task.step, 'writer', reply(task)),
+      });
+    },
+  });
+  return { tasks, close: () => subscription.unsubscribe() };
+}
+
+describe('router run orchestrator', () => {
+  it('dispatches the plan’s step with the compiled context and ends the run on its result', async () => {
+    const start = await startedRun(rig);
+    const worker = answerTasks(start.run_id, () => ({ final_text: '写好了。' }));
+    try {
+      expect(await handler()(start, delivery())).toBe(ack);
+    } finally {
+      worker.close();
+    }
+    expect(worker.tasks).toMatchObject([
+      { step: 0, role: 'writer', directive: '写', messages: [{ role: 'user', content: '写第一章' }] },
+    ]);
+    expect((await framesOf(rig, start.run_id)).map((frame) => frame.type)).toEqual([
+      'workflow_complete',
+      'done',
+    ]);
+    expect(await getRun(rig.database.pool, start.run_id)).toMatchObject({
+      phase: 'done',
+      stopReason: 'completed',
+    });
+  });
+
+  it('a context the compiler refuses ends the run with that error, and no task goes out', async () => {
+    compileReply = { v: 1, ok: false, code: 'context_unavailable' };
+    const start = await startedRun(rig);
+    const worker = answerTasks(start.run_id, () => ({}));
+    try {
+      expect(await handler()(start, delivery())).toBe(ack);
+    } finally {
+      worker.close();
+      compileReply = { v: 1, ok: true, messages: [] };
+    }
+    expect(worker.tasks).toEqual([]);
+    const frames = await framesOf(rig, start.run_id);
+    expect(frames.map((frame) => frame.type)).toEqual(['error', 'done']);
+    expect(frames[0]).toMatchObject({ code: 'context_unavailable' });
+  });
+
+  it('a run stopped before its first step ends stopped without dispatching', async () => {
+    const start = await startedRun(rig);
+    await requestStop(rig.bus, rig.redis, rig.keys, start.run_id, 'user_stopped', 60_000);
+    const worker = answerTasks(start.run_id, () => ({}));
+    try {
+      expect(await handler()(start, delivery())).toBe(ack);
+    } finally {
+      worker.close();
+    }
+    expect(worker.tasks).toEqual([]);
+    const frames = await framesOf(rig, start.run_id);
+    expect(frames.map((frame) => frame.type)).toEqual(['workflow_stopped', 'done']);
+    expect(frames[0]).toMatchObject({ reason: 'user_stopped' });
+  });
+
+  it('a run that already ended only gets its done frame again (the last router died before it)', async () => {
+    const start = await startedRun(rig);
+    await finishRun(rig.database.pool, start.run_id, { phase: 'done', stopReason: 'completed' });
+    expect(await handler()(start, delivery())).toBe(ack);
+    expect((await framesOf(rig, start.run_id)).map((frame) => frame.type)).toEqual(['done']);
+  });
+
+  it('a start for a run that does not exist is terminated', async () => {
+    const start = { ...(await startedRun(rig)), run_id: crypto.randomUUID() };
+    expect(await handler()(start, delivery())).toMatchObject({ kind: 'term' });
+  });
+});

@@ -1,0 +1,50 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { unusedLibExports } from '../../scripts/lib-unused-exports.ts';
+
+// scripts/unused-exports.ts lists what a lib exports and nobody outside it imports.
+describe('unusedLibExports', () => {
+  const root = mkdtempSync(join(tmpdir(), 'quill-unused-'));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+  const write = (path: string, text: string) => {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), text);
+  };
+  write('libs/a/package.json', JSON.stringify({ name: '@quill/a' }));
+  write(
+    'libs/a/src/index.ts',
+    [
+      "export { used, type Shape } from './one.ts';",
+      "export * from './many.ts';",
+      'export const local = 1;',
+      'export interface Unread { x: number }',
+    ].join('\n'),
+  );
+  write(
+    'libs/a/src/one.ts',
+    'export const used = 1;\nexport type Shape = { a: 1 };\nexport const hidden = 2;\n',
+  );
+  write('libs/a/src/many.ts', 'export function fromStar() {}\nexport class TestedOnly {}\n');
+  // The lib's own test does not count: it is inside the lib.
+  write('libs/a/test/a.test.ts', "import { local, Unread } from '@quill/a';\n");
+  write(
+    'services/s/src/main.ts',
+    "import { used, type Shape } from '@quill/a';\nexport { fromStar } from '@quill/a';\n",
+  );
+  write('test/e2e/x.test.ts', "import { TestedOnly, used } from '@quill/a';\n");
+
+  it('follows export * and reports names no file outside the lib imports, and those only tests use', () => {
+    const [lib] = unusedLibExports(root);
+    expect(lib?.name).toBe('@quill/a');
+    expect(lib?.exported.sort()).toEqual(['Shape', 'TestedOnly', 'Unread', 'fromStar', 'local', 'used']);
+    expect(lib?.unused).toEqual(['Unread', 'local']);
+    expect(lib?.testOnly).toEqual(['TestedOnly']);
+  });
+
+  it('counts a namespace import as using every export', () => {
+    write('apps/w/src/app.ts', "import * as a from '@quill/a';\nexport const b = a;\n");
+    expect(unusedLibExports(root)[0]?.unused).toEqual([]);
+  });
+});
