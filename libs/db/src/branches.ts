@@ -81,7 +81,8 @@ export async function getBranch(db: Queryable, sessionId: string, branchId: stri
 
 /**
  * The session's active branch, creating the root branch first for a session that never branched:
- * its messages and runs so far become the root's.
+ * its messages so far become the root's. (Its earlier runs keep a null `branch_id`: `runs` is the
+ * router's table and nothing reads a run's branch; the trigger stamps runs started from now on.)
  */
 export async function ensureActiveBranch(db: Queryable, sessionId: string): Promise<string> {
   const { rows } = await db.query<{ active_branch_id: string | null }>(
@@ -96,10 +97,6 @@ export async function ensureActiveBranch(db: Queryable, sessionId: string): Prom
   );
   const rootId = created[0]!.id;
   await db.query('UPDATE messages SET branch_id = $2 WHERE session_id = $1 AND branch_id IS NULL', [
-    sessionId,
-    rootId,
-  ]);
-  await db.query('UPDATE runs SET branch_id = $2 WHERE session_id = $1 AND branch_id IS NULL', [
     sessionId,
     rootId,
   ]);

@@ -17,6 +17,7 @@ import {
   saveFileContent,
   setActiveBranch,
   softDeleteFile,
+  startRun,
   takeSnapshot,
   undoRun,
   withRunFence,
@@ -45,6 +46,8 @@ async function projectWithRun(notes = '') {
     userId,
     generationMode: 'fast',
   });
+  // A router took it: only a running run may write (docs/architecture.md "Phases").
+  await startRun(database.pool, runId);
   return { projectId: project.id, sessionId: session.sessionId, runId };
 }
 

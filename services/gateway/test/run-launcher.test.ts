@@ -7,6 +7,10 @@ import {
   BillingSettleRequest,
   EventEnvelope,
   QuillError,
+  RunEndReply,
+  RunEndRequest,
+  RunOpenReply,
+  RunOpenRequest,
   RunStartEnvelope,
 } from '@quill/contracts';
 import {
@@ -15,7 +19,6 @@ import {
   createSession,
   createUser,
   getActiveRunForSession,
-  getRun,
   getSession,
   type User,
 } from '@quill/db';
@@ -46,6 +49,9 @@ let projectId: string;
 let reserve: BillingReserveReply = { v: 1, ok: true, credits_left: 10 };
 const settles: BillingSettleRequest[] = [];
 const responders: Responder[] = [];
+/** The router's run admission, stood in by recorders: the run row is the router's to write. */
+const opens: RunOpenRequest[] = [];
+const ends: RunEndRequest[] = [];
 const logger = pino({ level: 'silent' }) as unknown as FastifyBaseLogger;
 
 beforeAll(async () => {
@@ -64,6 +70,34 @@ beforeAll(async () => {
       bus.names.billingReserve,
       { request: BillingReserveRequest, reply: BillingReserveReply },
       { handle: async () => reserve, invalidReply: failed, failureReply: failed },
+      pino({ level: 'silent' }),
+    ),
+    serveRequests(
+      bus,
+      bus.names.routerRunOpen,
+      { request: RunOpenRequest, reply: RunOpenReply },
+      {
+        handle: async (request) => {
+          opens.push(request);
+          return { v: 1 as const, ok: true as const, phase: 'idle' as const };
+        },
+        invalidReply: failed,
+        failureReply: failed,
+      },
+      pino({ level: 'silent' }),
+    ),
+    serveRequests(
+      bus,
+      bus.names.routerRunEnd,
+      { request: RunEndRequest, reply: RunEndReply },
+      {
+        handle: async (request) => {
+          ends.push(request);
+          return { v: 1 as const, ok: true as const, result: 'discarded' as const };
+        },
+        invalidReply: failed,
+        failureReply: failed,
+      },
       pino({ level: 'silent' }),
     ),
     serveRequests(
@@ -124,7 +158,7 @@ async function refusal(promise: Promise<unknown>): Promise<string> {
 }
 
 describe('gateway run launcher', () => {
-  it('starts a run: rows written, session running, lock and slot held, run_started then runs.start', async () => {
+  it('starts a run: the router asked to open it, the message written, lock and slot held, run_started then runs.start', async () => {
     reserve = { v: 1, ok: true, credits_left: 10 };
     const starts: RunStartEnvelope[] = [];
     // The runs stream is a work queue (the router's): the test watches the subject instead.
@@ -135,8 +169,13 @@ describe('gateway run launcher', () => {
     });
     await bus.connection.flush();
     const launched = await launcher()(owner, body(), logger).finally(() => watch.unsubscribe());
-    expect(await getRun(database.pool, launched.runId)).toMatchObject({ phase: 'running', userId: owner.id });
-    expect(await getSession(database.pool, launched.sessionId)).toMatchObject({ phase: 'running' });
+    expect(opens.at(-1)).toMatchObject({
+      run_id: launched.runId,
+      session_id: launched.sessionId,
+      project_id: projectId,
+      user_id: owner.id,
+    });
+    expect(ends.some((request) => request.run_id === launched.runId)).toBe(false);
     expect(await getSessionLockHolder(redis, keys.sessionLock(launched.sessionId))).toBe(launched.runId);
     expect(await countSemaphore(redis, keys.userSemaphore(owner.id))).toBe(1);
     const frames = await readStored(bus, {
@@ -176,6 +215,8 @@ describe('gateway run launcher', () => {
       expect(await refusal(launcher()(owner, body({ session_id: sessionId }), logger))).toBe(refused);
       expect(await getActiveRunForSession(database.pool, sessionId)).toBeNull();
       expect(await getSession(database.pool, sessionId)).toMatchObject({ phase: 'idle' });
+      // The run the router opened is dropped: it never started and no credit was taken.
+      expect(ends.at(-1)).toMatchObject({ reason: 'launch_failed', reserved: false });
       expect(await getSessionLockHolder(redis, keys.sessionLock(sessionId))).toBeNull();
       expect(await countSemaphore(redis, keys.userSemaphore(owner.id))).toBe(slots);
       // Billing never reserved, so there is nothing to give back.

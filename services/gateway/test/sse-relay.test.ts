@@ -7,7 +7,7 @@ import { createProject, createRun, createSession, createUser } from '@quill/db';
 import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
 import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { closeTestBus, openTestBus } from '../../../test/support/test-bus.ts';
 import { testUrls } from '../../../test/support/urls.ts';
 import { createHeartbeats, type Heartbeats } from '../src/heartbeats.ts';
@@ -152,6 +152,11 @@ describe('gateway SSE relay', () => {
     await publishTexts(runId, ['写到一半']);
     const body = await (await fetch(`${base}/?run=${runId}&fallback=1`)).text();
     expect(parse(body).map((event) => event.type)).toEqual(['text', 'error', 'done']);
-    expect(endRequests).toContainEqual(expect.objectContaining({ run_id: runId, reason: 'worker_lost' }));
+    // The request goes out after `done`: wait for it to arrive rather than for a time.
+    await vi.waitFor(
+      () =>
+        expect(endRequests).toContainEqual(expect.objectContaining({ run_id: runId, reason: 'worker_lost' })),
+      { timeout: 30_000, interval: 50 },
+    );
   });
 });

@@ -19,7 +19,7 @@ import { createPhaseWriter } from '../src/phases/phase-writer.ts';
 import { createRunLeases, type RunLeases } from '../src/run-leases.ts';
 import { createRunHandler } from '../src/run-orchestrator.ts';
 import type { WorkflowRuntime } from '../src/workflow/workflow-runtime.ts';
-import { framesOf, openRunRig, type RunRig, settled, startedRun } from './run-rig.ts';
+import { framesOf, openRunRig, type RunRig, settled, startedRun, takenRun } from './run-rig.ts';
 import { planOf, result } from './workflow-fixtures.ts';
 
 let rig: RunRig;
@@ -163,7 +163,7 @@ describe('router run orchestrator', () => {
   });
 
   it('a run that already ended only gets its done frame again (the last router died before it)', async () => {
-    const start = await startedRun(rig);
+    const start = await takenRun(rig);
     await finishRun(rig.database.pool, start.run_id, { phase: 'done', stopReason: 'completed' });
     expect(await handler()(start, delivery())).toBe(ack);
     expect((await framesOf(rig, start.run_id)).map((frame) => frame.type)).toEqual(['done']);
