@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { eventually, postJson, slowReply } from '../support/api.ts';
 import { type Sample, scrape, sumOf } from '../support/prometheus.ts';
 import { frameTypes, type ReceivedFrame, readStream, startRun } from '../support/sse-client.ts';
@@ -51,6 +51,12 @@ describe('metrics on every service', () => {
     expect(response.status).toBe(200);
     const result = await readStream(response);
     expect(frameTypes(result).at(-1)).toBe('done');
+    // The router archives the run after `done` (docs/architecture.md "Run archive"), so its
+    // handler, and with it the active-runs gauge, ends a moment later: wait for that, not a time.
+    await vi.waitFor(async () => expect(sumOf((await scrapeAll()).router, 'quill_runs_active')).toBe(0), {
+      timeout: 60_000,
+      interval: 200,
+    });
     const after = await scrapeAll();
     const moved = (service: ServiceName, name: string, labels: Record<string, string> = {}) =>
       sumOf(after[service], name, labels) - sumOf(before[service], name, labels);
@@ -117,6 +123,12 @@ describe('metrics on every service', () => {
       202,
     );
     await reading;
+    // The router archives the run after `done` (docs/architecture.md "Run archive"), so its
+    // handler, and with it the active-runs gauge, ends a moment later: wait for that, not a time.
+    await vi.waitFor(async () => expect(sumOf((await scrapeAll()).router, 'quill_runs_active')).toBe(0), {
+      timeout: 60_000,
+      interval: 200,
+    });
     const after = await scrapeAll();
     const moved = (service: ServiceName, name: string, labels: Record<string, string> = {}) =>
       sumOf(after[service], name, labels) - sumOf(before[service], name, labels);
