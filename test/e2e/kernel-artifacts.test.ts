@@ -1,5 +1,5 @@
 import type { SseFrame } from '@quill/contracts';
-import { getFile, listFiles } from '@quill/db';
+import { getFile, getSession, listFiles } from '@quill/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authorApi } from '../support/background-run.ts';
 import { stopProcesses } from '../support/service-process.ts';
@@ -85,6 +85,9 @@ describe('artifacts and acceptance over HTTP', () => {
     });
     const listed = await api(`/agent/runs/${first.runId}/artifacts`);
     expect(listed.body.awaiting_acceptance).toBe(true);
+    // The run is over; its session waits for the author's decision (docs/architecture.md "Phases").
+    const phaseOf = async () => (await getSession(stack.pool, first.sessionId))?.phase;
+    expect(await phaseOf()).toBe('waiting_user');
     const [artifact] = listed.body.artifacts as Array<Record<string, unknown>>;
     expect(artifact).toMatchObject({
       state: 'drafted',
@@ -127,6 +130,8 @@ describe('artifacts and acceptance over HTTP', () => {
     const revisionRun = revision.body.run_id as string;
     const revisionFrames = await follow(revisionRun);
     expect(revisionFrames.at(-1)?.type).toBe('done');
+    // The artifact sent back is still open, so the session still waits for the author.
+    expect(await phaseOf()).toBe('waiting_user');
     const allInput = JSON.stringify(stack.fakeLlm.requests({ run_id: revisionRun, role: 'writer' })[0]?.body);
     expect(allInput).toContain('节奏放慢，多写门铃声');
     expect(allInput).toContain(`第一章 (id=${chapter.id}) [AI 草稿，作者已要求返修][完整草稿，不是定稿]`);
@@ -146,6 +151,8 @@ describe('artifacts and acceptance over HTTP', () => {
     });
     expect(again).toMatchObject({ status: 409, body: { error: { code: 'artifact_not_open' } } });
     expect((await api(`/agent/runs/${first.runId}`)).body.awaiting_acceptance).toBe(false);
+    // Nothing left open: the router settled the session back to done.
+    expect(await phaseOf()).toBe('done');
 
     stack.fakeLlm.addScript({
       match: { role: 'writer' },

@@ -244,6 +244,19 @@ export const RunEndReply = z.discriminatedUnion('ok', [
 ]);
 export type RunEndReply = z.infer<typeof RunEndReply>;
 
+/**
+ * Gateway → router (`router.sessions.reviewed`): the author decided on an artifact of this
+ * session; a session resting `waiting_user` for acceptance alone goes back to `done` once nothing
+ * is left open (docs/kernel.md "Artifacts and acceptance").
+ */
+export const SessionReviewedRequest = z.object({ v: v1, session_id: id });
+export type SessionReviewedRequest = z.infer<typeof SessionReviewedRequest>;
+export const SessionReviewedReply = z.discriminatedUnion('ok', [
+  z.object({ v: v1, ok: z.literal(true), result: z.enum(['applied', 'unchanged', 'illegal', 'missing']) }),
+  ReplyError,
+]);
+export type SessionReviewedReply = z.infer<typeof SessionReviewedReply>;
+
 /** Gateway → billing (`billing.grant`): an admin's grant of credits; billing alone moves credits. */
 export const BillingGrantRequest = z.object({
   v: v1,

@@ -24,6 +24,7 @@ export interface BusNames {
   readonly billingGrant: string;
   readonly routerRunOpen: string;
   readonly routerRunEnd: string;
+  readonly routerSessionReviewed: string;
   health(service: string): string;
 }
 
@@ -64,6 +65,7 @@ export function busNames(namespace = ''): BusNames {
     billingGrant: `${s}billing.grant`,
     routerRunOpen: `${s}router.runs.open`,
     routerRunEnd: `${s}router.runs.end`,
+    routerSessionReviewed: `${s}router.sessions.reviewed`,
     health: (service) => `${s}health.${service}`,
   };
 }

@@ -192,6 +192,17 @@ export async function runAwaitsAcceptance(db: Queryable, runId: string): Promise
   return rows.length > 0;
 }
 
+/** Whether any run of the session left AI output the author has not decided on yet. */
+export async function sessionAwaitsAcceptance(db: Queryable, sessionId: string): Promise<boolean> {
+  if (!isUuid(sessionId)) return false;
+  const { rows } = await db.query(
+    `SELECT 1 FROM artifacts a JOIN runs r ON r.run_id = a.run_id
+     WHERE r.session_id = $1 AND a.state = ANY($2::text[]) LIMIT 1`,
+    [sessionId, OPEN_ARTIFACT_STATES],
+  );
+  return rows.length > 0;
+}
+
 /** An open artifact whose text is what a file holds right now: the compiler labels it a draft. */
 export interface UnacceptedText {
   artifactId: string;

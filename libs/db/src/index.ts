@@ -30,6 +30,7 @@ export {
   OPEN_ARTIFACT_STATES,
   recordAiArtifact,
   runAwaitsAcceptance,
+  sessionAwaitsAcceptance,
   setArtifactAcceptance,
   stepOfWriteKey,
   type UnacceptedText,
@@ -112,7 +113,7 @@ export {
   migrate,
   readMigrations,
 } from './migrate.ts';
-export { applied, movePhase, type PhaseWrite } from './phase-writes.ts';
+export { answerSessionIfSettled, applied, movePhase, type PhaseWrite } from './phase-writes.ts';
 export {
   createPool,
   int8ToNumber,

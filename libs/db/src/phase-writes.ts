@@ -1,4 +1,5 @@
 import { checkTransition, type Phase, type PhaseSubject } from '@quill/contracts';
+import { OPEN_ARTIFACT_STATES } from './artifacts.ts';
 import type { Queryable } from './pool.ts';
 
 /**
@@ -114,4 +115,28 @@ async function writeSession(db: Queryable, target: Target, from: Phase): Promise
     [target.id, target.to, from, target.clarificationPending ?? null],
   );
   return rowCount === 1;
+}
+
+/**
+ * A session resting `waiting_user` only for AI output awaiting acceptance goes back to `done`
+ * once the author has decided on every open artifact of its runs. One compare-and-set: it moves
+ * only from `waiting_user`, never while a clarification is pending or while an artifact is still
+ * open, so a run that started meanwhile (`running`) is never touched.
+ */
+export async function answerSessionIfSettled(db: Queryable, sessionId: string): Promise<PhaseWrite> {
+  const verdict = checkTransition('session', 'waiting_user', 'done');
+  if (verdict.kind === 'illegal') return { kind: 'illegal', from: 'waiting_user', to: 'done' };
+  const { rowCount } = await db.query(
+    `UPDATE session_phases p SET phase = 'done', updated_at = now()
+     WHERE p.session_id = $1 AND p.phase = 'waiting_user' AND NOT p.clarification_pending
+       AND NOT EXISTS (SELECT 1 FROM artifacts a JOIN runs r ON r.run_id = a.run_id
+                       WHERE r.session_id = $1 AND a.state = ANY($2::text[]))`,
+    [sessionId, OPEN_ARTIFACT_STATES],
+  );
+  if (rowCount === 1) return { kind: 'applied', from: 'waiting_user', to: 'done' };
+  const { rows } = await db.query<{ phase: Phase }>(
+    'SELECT phase FROM session_phases WHERE session_id = $1',
+    [sessionId],
+  );
+  return rows[0] ? { kind: 'unchanged', phase: rows[0].phase } : { kind: 'missing' };
 }

@@ -13,7 +13,7 @@ import {
   type StepResult,
   type UiLanguage,
 } from '@quill/contracts';
-import { appendMessage } from '@quill/db';
+import { appendMessage, sessionAwaitsAcceptance } from '@quill/db';
 import { type RedisClient, type RedisKeys, releaseSemaphore, releaseSessionLock } from '@quill/redis';
 import { quillMetrics, SpanStatusCode, trace } from '@quill/telemetry';
 import type { Pool } from 'pg';
@@ -115,6 +115,13 @@ export async function finishRunWith(
     },
     waiting ? { clarificationPending: true } : {},
   );
+  // AI output of this session left for the author to accept: the session waits for them, the run is over
+  // (docs/architecture.md "Phases", docs/kernel.md "Artifacts and acceptance").
+  if (ended.kind === 'applied' && !waiting && outcome.terminal !== 'error') {
+    if (await sessionAwaitsAcceptance(pool, start.session_id)) {
+      await dependencies.phases.sessionAwaitsAcceptance({ runId, sessionId: start.session_id });
+    }
+  }
   if (ended.kind === 'applied') {
     const reply = extras.reply ?? assistantReply(state);
     // What the run did to files, for the next turn's history and working set.

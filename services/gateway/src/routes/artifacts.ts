@@ -35,6 +35,7 @@ import { parseInput } from '../http-errors.ts';
 import { ANY_MEMBER, requireProjectRole, WRITERS } from '../product/access.ts';
 import { modelRouteLimit } from '../rate-limit.ts';
 import { createRunLauncher } from '../run-launcher.ts';
+import { reportSessionReviewed } from '../session-reviewed.ts';
 
 /**
  * Artifacts and acceptance (docs/kernel.md): list a project's or a run's artifacts, accept,
@@ -77,7 +78,9 @@ export function registerArtifactRoutes(app: FastifyInstance, dependencies: Gatew
         expectedVersion: body.expected_version,
       }),
     );
-    return { artifact: artifactView(decided(decision)) };
+    const artifact = decided(decision);
+    await reportSessionReviewed(dependencies, artifact.runId, request.log);
+    return { artifact: artifactView(artifact) };
   });
 
   app.post('/projects/:projectId/artifacts/:artifactId/reject', async (request) => {
@@ -93,7 +96,9 @@ export function registerArtifactRoutes(app: FastifyInstance, dependencies: Gatew
         ...(body.comment ? { comment: body.comment } : {}),
       }),
     );
-    return { artifact: artifactView(decided(decision)) };
+    const artifact = decided(decision);
+    await reportSessionReviewed(dependencies, artifact.runId, request.log);
+    return { artifact: artifactView(artifact) };
   });
 
   // The revision run is an ordinary run (credits, session lock, one terminal frame). The request

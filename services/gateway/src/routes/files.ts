@@ -31,6 +31,7 @@ import type { Pool } from 'pg';
 import type { GatewayDependencies } from '../app.ts';
 import { requireUser } from '../auth.ts';
 import { parseInput } from '../http-errors.ts';
+import { reportSessionReviewed } from '../session-reviewed.ts';
 
 /**
  * The author's own file API: list, read, create, save (an `author` version, optimistic with
@@ -40,7 +41,7 @@ import { parseInput } from '../http-errors.ts';
  */
 export function registerFileRoutes(
   app: FastifyInstance,
-  dependencies: Pick<GatewayDependencies, 'pool'>,
+  dependencies: Pick<GatewayDependencies, 'pool' | 'bus' | 'settings'>,
 ): void {
   const { pool } = dependencies;
 
@@ -161,6 +162,7 @@ export function registerFileRoutes(
       });
     });
     if (decision.kind !== 'decided') throw new QuillError('version_conflict');
+    await reportSessionReviewed(dependencies, decision.artifact.runId, request.log);
     return {
       file: fileBody(await requireFile(pool, projectId, original.id), true),
       accepted_draft: draft.id,

@@ -1,5 +1,6 @@
 import type { Phase } from '@quill/contracts';
 import {
+  answerSessionIfSettled,
   type FinishRunInput,
   finishRun,
   getActiveRunForSession,
@@ -32,6 +33,10 @@ export interface PhaseWriter {
   sessionAwaitsAuthor(sessionId: string, options?: { clarificationPending?: boolean }): Promise<PhaseWrite>;
   /** The author accepted or rejected what was pending: the session rests `done` again. */
   sessionAnswered(sessionId: string): Promise<PhaseWrite>;
+  /** The run ended leaving AI output to accept: its session waits, unless another run of it is active. */
+  sessionAwaitsAcceptance(run: { runId: string; sessionId: string }): Promise<PhaseWrite | undefined>;
+  /** `done` again if the session waited for acceptance alone and nothing is left open. */
+  sessionReviewed(sessionId: string): Promise<PhaseWrite>;
   setSession(
     sessionId: string,
     phase: Phase,
@@ -72,6 +77,13 @@ export function createPhaseWriter(db: Queryable, logger: Logger): PhaseWriter {
     },
     sessionAwaitsAuthor: (sessionId, options = {}) => setSession(sessionId, 'waiting_user', options),
     sessionAnswered: (sessionId) => setSession(sessionId, 'done', { clarificationPending: false }),
+    async sessionAwaitsAcceptance(run) {
+      const other = await getActiveRunForSession(db, run.sessionId);
+      if (other && other.runId !== run.runId) return undefined;
+      return setSession(run.sessionId, 'waiting_user');
+    },
+    sessionReviewed: async (sessionId) =>
+      report('session', sessionId, await answerSessionIfSettled(db, sessionId), 'acceptance settled'),
     setSession,
   };
 }

@@ -6,6 +6,9 @@ import {
   type RunOpenReply,
   RunOpenReply as RunOpenReplySchema,
   RunOpenRequest,
+  type SessionReviewedReply,
+  SessionReviewedReply as SessionReviewedReplySchema,
+  SessionReviewedRequest,
 } from '@quill/contracts';
 import { createRun, discardIdleRun, getRun } from '@quill/db';
 import type { Pool } from 'pg';
@@ -16,7 +19,8 @@ import type { PhaseWriter } from './phase-writer.ts';
  * The gateway's questions about the run rows the router owns (docs/architecture.md "What each
  * service owns"), answered in a queue group like billing's: open a run (`idle`, asked while
  * billing reserves, so the launch costs no extra round trip) and end one the gateway gave up on
- * (its launch failed, or its last resort sent the terminal frame). Both are idempotent, so the
+ * (its launch failed, or its last resort sent the terminal frame), and settle a session whose
+ * author decided on its pending AI output. All are idempotent, so the
  * gateway asks again when a replica failed.
  */
 export function serveRunAdmission(dependencies: {
@@ -78,9 +82,24 @@ export function serveRunAdmission(dependencies: {
     },
     logger,
   );
+  // The author decided on an artifact: a session that waited for acceptance alone rests `done`.
+  const reviewed = serveRequests(
+    bus,
+    bus.names.routerSessionReviewed,
+    { request: SessionReviewedRequest, reply: SessionReviewedReplySchema },
+    {
+      async handle(request): Promise<SessionReviewedReply> {
+        const write = await phases.sessionReviewed(request.session_id);
+        return { v: 1, ok: true, result: write.kind };
+      },
+      invalidReply: { v: 1, ok: false, code: 'invalid_request' },
+      failureReply: { v: 1, ok: false, code: 'service_unavailable' },
+    },
+    logger,
+  );
   return {
     async stop() {
-      await Promise.all([open.stop(), end.stop()]);
+      await Promise.all([open.stop(), end.stop(), reviewed.stop()]);
     },
   };
 }
