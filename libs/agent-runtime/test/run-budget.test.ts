@@ -37,7 +37,10 @@ describe('run token budget (Redis)', () => {
   });
 
   it('keeps its own key beside the model-call counter', async () => {
-    const calls = createModelCallBudget(redis, keys, 'run-t3', { maxRunModelCalls: 1, counterTtlSeconds: 600 });
+    const calls = createModelCallBudget(redis, keys, 'run-t3', {
+      maxRunModelCalls: 1,
+      counterTtlSeconds: 600,
+    });
     const tokens = createTokenBudget(redis, keys, 'run-t3', { counterTtlSeconds: 600 });
     await tokens.spend(50);
     expect(await calls.take()).toBe(true);

@@ -181,14 +181,22 @@ describe('step machine: the rules of one step', () => {
     });
     expect(run.requests).toHaveLength(2);
     expect(run.spentTokens).toEqual([15, 15]);
-    expect(result(run.result)).toMatchObject({ outcome: 'stopped', stop_reason: 'token_budget', model_calls: 2 });
+    expect(result(run.result)).toMatchObject({
+      outcome: 'stopped',
+      stop_reason: 'token_budget',
+      model_calls: 2,
+    });
     expect(messageEnd(run.frames)).toMatchObject([{ stop_reason: 'token_budget' }]);
   });
 
   it('token budget: tokens of earlier steps count; one token under the cap still allows a call', async () => {
     const spent = await runHarness({ maxRunTokens: 100, tokensSpent: 100, replies: [textReply('x')] });
     expect(spent.requests).toHaveLength(0);
-    expect(result(spent.result)).toMatchObject({ outcome: 'stopped', stop_reason: 'token_budget', model_calls: 0 });
+    expect(result(spent.result)).toMatchObject({
+      outcome: 'stopped',
+      stop_reason: 'token_budget',
+      model_calls: 0,
+    });
     const under = await runHarness({ maxRunTokens: 100, tokensSpent: 99, replies: [textReply('好。')] });
     expect(under.requests).toHaveLength(1);
     expect(result(under.result)).toMatchObject({ outcome: 'completed', stop_reason: 'stop' });

@@ -14,7 +14,10 @@ describe('repeated task (planner ↔ writer ping-pong)', () => {
   it('ends the run as repeated_task instead of dispatching the fourth leg of an empty round trip', () => {
     const { actions, state } = drive(plan(), (action) => pingPong(action.role));
     expect(dispatchedRoles(actions)).toEqual(['planner', 'writer', 'planner']);
-    expect(actions.at(-1)).toEqual({ kind: 'finish', outcome: { terminal: 'stopped', reason: 'repeated_task' } });
+    expect(actions.at(-1)).toEqual({
+      kind: 'finish',
+      outcome: { terminal: 'stopped', reason: 'repeated_task' },
+    });
     // The closing sees the same fold: the last agent that ran, nothing discarded.
     const closing = closingFor(state, plan(), 12);
     expect(closing.lastAgent).toBe('planner');
@@ -29,7 +32,10 @@ describe('repeated task (planner ↔ writer ping-pong)', () => {
     // Step 1 wrote, so step 3 (writer) runs; steps 2 and 3 then wrote nothing, so the planner's
     // step 4 is the repeat and is refused.
     expect(dispatchedRoles(actions)).toEqual(['planner', 'writer', 'planner', 'writer']);
-    expect(actions.at(-1)).toEqual({ kind: 'finish', outcome: { terminal: 'stopped', reason: 'repeated_task' } });
+    expect(actions.at(-1)).toEqual({
+      kind: 'finish',
+      outcome: { terminal: 'stopped', reason: 'repeated_task' },
+    });
   });
 
   it('the collaboration cap still wins when it comes first', () => {
@@ -44,15 +50,17 @@ describe('repeatsTask: the rule over the last three steps', () => {
 
   it('matches O, R, O before R with nothing written by the last two', () => {
     expect(repeatsTask(steps('planner', 'writer', 'planner'), { step: 3, role: 'writer' })).toBe(true);
-    expect(repeatsTask(steps('writer', 'quality_reviewer', 'writer'), { step: 3, role: 'quality_reviewer' })).toBe(
-      true,
-    );
+    expect(
+      repeatsTask(steps('writer', 'quality_reviewer', 'writer'), { step: 3, role: 'quality_reviewer' }),
+    ).toBe(true);
   });
 
   it('does not match fewer than three steps, a third agent, or the same agent in a row', () => {
     expect(repeatsTask(steps('writer', 'planner'), { step: 2, role: 'writer' })).toBe(false);
     expect(repeatsTask(steps('hook_designer', 'writer', 'planner'), { step: 3, role: 'writer' })).toBe(false);
-    expect(repeatsTask(steps('planner', 'writer', 'planner'), { step: 3, role: 'hook_designer' })).toBe(false);
+    expect(repeatsTask(steps('planner', 'writer', 'planner'), { step: 3, role: 'hook_designer' })).toBe(
+      false,
+    );
     // A continuation (writer after writer) is not a round trip.
     expect(repeatsTask(steps('writer', 'writer', 'writer'), { step: 3, role: 'writer' })).toBe(false);
   });
