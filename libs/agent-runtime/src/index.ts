@@ -18,7 +18,13 @@ export { createNoProgressGuard, REPEATED_READ_LIMIT } from './no-progress-guard.
 export { composeDirective, RUN_DIRECTIVE_HEADING, UNIFIED_EXECUTION_PROTOCOL } from './protocol.ts';
 export { parseRoles, startRoleWorkers } from './role-service.ts';
 export { createRoleTaskHandler, type RoleWorkerDependencies } from './role-worker.ts';
-export { createModelCallBudget, SOFT_LANDING_TURNS, softLanding } from './run-budget.ts';
+export {
+  createModelCallBudget,
+  createTokenBudget,
+  SOFT_LANDING_TURNS,
+  softLanding,
+  tokenBudgetSpent,
+} from './run-budget.ts';
 export { decide } from './step-machine.ts';
 export { classifyStepError, driveStep, type StepPorts } from './step-shell.ts';
 export {

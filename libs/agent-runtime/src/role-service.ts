@@ -44,6 +44,7 @@ export async function startRoleWorkers(
       drainMs: config.WORKER_DRAIN_MS,
       maxRunModelCalls: config.AGENT_RUN_MAX_MODEL_CALLS,
       modelCallCounterTtlSeconds: config.derived.modelCallCounterTtlS,
+      maxRunTokens: config.AGENT_RUN_MAX_TOKENS,
     },
   });
   for (const role of roles) {

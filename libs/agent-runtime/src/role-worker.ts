@@ -29,6 +29,8 @@ export interface RoleWorkerDependencies {
     /** AGENT_RUN_MAX_MODEL_CALLS, counted run-wide in Redis; the counter expires after ttl. */
     maxRunModelCalls: number;
     modelCallCounterTtlSeconds: number;
+    /** AGENT_RUN_MAX_TOKENS: prompt + completion tokens per run, counted like the model calls. */
+    maxRunTokens: number;
     /** AGENT_SKILL_TOKEN_BUDGET: skill text one request may read (load_skill / read_skill_resource). */
     skillTokenBudget: number;
     /** DATABASE_WRITE_RETRY_MS: how long a fenced write retries transient database faults. */

@@ -6,6 +6,7 @@ import type { RedisClient, RedisKeys } from '@quill/redis';
  * one run execute on different workers and replicas, so the count lives in Redis (INCR, with an
  * expiry past the run's wall clock so abandoned counters disappear). `AGENT_TOOL_CALL_MAX_ITERATIONS`
  * is per step; its last turns carry a soft-landing note so the model wraps up instead of being cut.
+ * `AGENT_RUN_MAX_TOKENS` caps the run's prompt + completion tokens the same run-wide way.
  */
 export const SOFT_LANDING_TURNS = 3;
 
@@ -28,6 +29,40 @@ export function createModelCallBudget(
       return count <= settings.maxRunModelCalls;
     },
   };
+}
+
+export interface TokenBudget {
+  /** Adds one model call's prompt + completion tokens to the run's count. */
+  spend(tokens: number): Promise<void>;
+  /** The run's tokens so far, across every step and worker. */
+  spent(): Promise<number>;
+}
+
+/**
+ * `AGENT_RUN_MAX_TOKENS` is counted like the model calls: run-wide in Redis (INCRBY, same expiry).
+ * Only the count lives here; whether a run is over it is the step machine's rule.
+ */
+export function createTokenBudget(
+  redis: RedisClient,
+  keys: RedisKeys,
+  runId: string,
+  settings: { counterTtlSeconds: number },
+): TokenBudget {
+  const key = keys.runTokens(runId);
+  return {
+    async spend(tokens) {
+      if (tokens <= 0) return;
+      await redis.multi().incrby(key, tokens).expire(key, settings.counterTtlSeconds).exec();
+    },
+    async spent() {
+      return Number((await redis.get(key)) ?? 0);
+    },
+  };
+}
+
+/** True once the run's tokens reached its cap: no further model call starts. */
+export function tokenBudgetSpent(spent: number, maxRunTokens: number): boolean {
+  return spent >= maxRunTokens;
 }
 
 /** The soft-landing note, for the one turn where the step enters its last turns; else undefined. */

@@ -3,7 +3,7 @@ import { wroteBodyInline } from './empty-file-round.ts';
 import { fileSavedFrame } from './model-turn.ts';
 import { countRepeatedReads, REPEATED_READ_LIMIT } from './no-progress-guard.ts';
 import { continuationAfter, mayKeepOpen } from './output-continuation.ts';
-import { softLandingNote } from './run-budget.ts';
+import { softLandingNote, tokenBudgetSpent } from './run-budget.ts';
 import { closeLoop, closingEntry, failStep, finishStep } from './step-closing.ts';
 import { correctionRound } from './step-correction.ts';
 import type { Decision, StepAction, StepConfig, StepEvent, StepState, StepWorld } from './step-state.ts';
@@ -13,7 +13,7 @@ import { forModel, toolCallFrame, toolResultFrame } from './tool-frames.ts';
 /**
  * The role worker's step as a pure state machine (docs/decisions/0009-worker-step-machine.md):
  * the rules of a step — turn cap, soft landing, output continuations, the empty-file round,
- * stop / steer / hand-back, the model-call budget and the tool guards — and nothing else. The
+ * stop / steer / hand-back, the model-call and token budgets and the tool guards — and nothing else. The
  * shell in step-shell.ts performs the actions in order and feeds the answer of the last one
  * back as the next event, so the same events always give the same frames and journal.
  */
@@ -105,8 +105,14 @@ function openTurn(
     // A drained interjection exists nowhere else now: keep it through a takeover.
     actions.push({ kind: 'checkpoint', state: next });
   }
-  if (!event.allowed) {
-    const stopped = { ...next, stop: { kind: 'stopped' as const, stopReason: 'model_call_cap' as const } };
+  // Either budget spent: the step closes the way a stop does, with the budget's own reason.
+  const overBudget = !event.allowed
+    ? ('model_call_cap' as const)
+    : tokenBudgetSpent(event.tokensSpent, config.maxRunTokens)
+      ? ('token_budget' as const)
+      : undefined;
+  if (overBudget) {
+    const stopped = { ...next, stop: { kind: 'stopped' as const, stopReason: overBudget } };
     return { state: { ...stopped, phase: 'closing' }, actions: [...actions, { kind: 'check_signals' }] };
   }
   const note = softLandingNote(next.turn, config.maxTurns);
@@ -132,8 +138,16 @@ function replied(
 ): Decision {
   const { result, world } = event;
   const after: StepState = { ...state, inModelCall: false };
+  // The tokens were spent whatever happens to the reply, so the run's count always takes them.
+  const spent: StepAction = {
+    kind: 'count_tokens',
+    tokens: result.usage.prompt_tokens + result.usage.completion_tokens,
+  };
   // A call cut to hand the step back is redone by the next worker: nothing of it counts here.
-  if (world.handBack && world.stopReason === undefined) return closingEntry(after, world);
+  if (world.handBack && world.stopReason === undefined) {
+    const closing = closingEntry(after, world);
+    return { ...closing, actions: [spent, ...closing.actions] };
+  }
   let next: StepState = {
     ...after,
     modelCalls: after.modelCalls + 1,
@@ -142,7 +156,7 @@ function replied(
     finalText: after.finalText + result.text,
     finishReason: result.finishReason,
   };
-  const actions: StepAction[] = [{ kind: 'flush_usage', tolerant: false }];
+  const actions: StepAction[] = [spent, { kind: 'flush_usage', tolerant: false }];
   if (result.toolCalls.length === 0) {
     next = { ...next, openCapture: result.openCapture };
     const more = continuationAfter(result, next.continuationsUsed, config.maxContinuations);

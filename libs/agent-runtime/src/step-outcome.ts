@@ -3,7 +3,7 @@ import type { ToolRunState } from '@quill/tools';
 import type { ToolStop } from './tool-turn.ts';
 
 /** Why the worker loop ended a step early, besides an author stop or an error. */
-export type StepStop = ToolStop | { kind: 'stopped'; stopReason: 'model_call_cap' };
+export type StepStop = ToolStop | { kind: 'stopped'; stopReason: 'model_call_cap' | 'token_budget' };
 
 type StepBase = Omit<StepResult, 'outcome' | 'stop_reason'>;
 

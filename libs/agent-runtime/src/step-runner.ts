@@ -8,7 +8,7 @@ import { withChatHold } from './chat-hold.ts';
 import { createStepEmitter } from './frame-emitter.ts';
 import { runModelTurn, saveOpenCapture } from './model-turn.ts';
 import type { RoleWorkerDependencies } from './role-worker.ts';
-import { createModelCallBudget } from './run-budget.ts';
+import { createModelCallBudget, createTokenBudget } from './run-budget.ts';
 import { drainSteering } from './steering.ts';
 import { restoreToolState, type StepJournalData } from './step-journal.ts';
 import { createStepStore } from './step-progress.ts';
@@ -77,6 +77,7 @@ export async function runStepTurns(
     maxTurns: settings.maxToolTurns,
     maxContinuations: settings.maxOutputContinuations,
     correctionEnabled: task.read_only !== true,
+    maxRunTokens: settings.maxRunTokens,
   };
   let current: StepState = initialStepState([...prefix, ...(journal?.messages ?? [])], journal);
   const store = createStepStore({
@@ -109,6 +110,9 @@ export async function runStepTurns(
   });
   const modelCalls = createModelCallBudget(dependencies.redis, dependencies.keys, runId, {
     maxRunModelCalls: settings.maxRunModelCalls,
+    counterTtlSeconds: settings.modelCallCounterTtlSeconds,
+  });
+  const tokens = createTokenBudget(dependencies.redis, dependencies.keys, runId, {
     counterTtlSeconds: settings.modelCallCounterTtlSeconds,
   });
   const usage = createUsageReporter(dependencies.bus, task, attempt, log);
@@ -162,6 +166,8 @@ export async function runStepTurns(
       read: () => ({ stopReason: stopWatch.reason(), handBack: handBack?.aborted === true }),
       drainSteering: () => drainSteering(dependencies.redis, dependencies.keys, runId),
       takeModelCall: () => modelCalls.take(),
+      tokensSpent: () => tokens.spent(),
+      spendTokens: (count) => tokens.spend(count),
     },
     tools: {
       view: () => ({

@@ -40,6 +40,10 @@ export interface StepPorts {
     drainSteering(): Promise<readonly string[]>;
     /** Counts one model call against the run's budget; false when the budget is spent. */
     takeModelCall(): Promise<boolean>;
+    /** The run's prompt + completion tokens so far (the step machine compares them to the cap). */
+    tokensSpent(): Promise<number>;
+    /** Adds one reply's tokens to the run's count. */
+    spendTokens(tokens: number): Promise<void>;
   };
   tools: {
     view(): Omit<StepWorld, 'stopReason' | 'handBack'>;
@@ -110,6 +114,9 @@ async function perform(ports: StepPorts, action: StepAction): Promise<StepAnswer
     case 'promote_reads':
       ports.tools.promoteReads();
       return undefined;
+    case 'count_tokens':
+      await ports.signals.spendTokens(action.tokens);
+      return undefined;
     case 'flush_usage':
       if (action.tolerant) await flushQuietly(ports);
       else await ports.usage.flush();
@@ -126,11 +133,12 @@ async function perform(ports: StepPorts, action: StepAction): Promise<StepAnswer
     case 'check_signals':
       return { type: 'signals' };
     case 'open_turn': {
-      const [steering, allowed] = await Promise.all([
+      const [steering, allowed, tokensSpent] = await Promise.all([
         ports.signals.drainSteering(),
         ports.signals.takeModelCall(),
+        ports.signals.tokensSpent(),
       ]);
-      return { type: 'turn_opened', steering, allowed };
+      return { type: 'turn_opened', steering, allowed, tokensSpent };
     }
     case 'call_model':
       return { type: 'model_replied', result: await ports.model.call(action) };

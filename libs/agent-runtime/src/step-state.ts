@@ -29,6 +29,8 @@ export interface StepConfig {
   maxContinuations: number;
   /** The empty-file correction round runs on requests that may write. */
   correctionEnabled: boolean;
+  /** AGENT_RUN_MAX_TOKENS: prompt + completion tokens the whole run may spend. */
+  maxRunTokens: number;
 }
 
 export type StepPhase = 'start' | 'loop' | 'calling' | 'tools' | 'closing' | 'finishing' | 'ended';
@@ -106,7 +108,8 @@ export type StepAnswer =
       unannounced: readonly FileWrite[];
     }
   | { type: 'signals' }
-  | { type: 'turn_opened'; steering: readonly string[]; allowed: boolean }
+  /** `allowed`: the model-call budget took this call; `tokensSpent`: the run's tokens so far. */
+  | { type: 'turn_opened'; steering: readonly string[]; allowed: boolean; tokensSpent: number }
   | { type: 'model_replied'; result: TurnResult }
   | { type: 'tool_done'; outcome: ToolResult; writesFiles: boolean }
   | { type: 'capture_saved'; write: FileWrite | undefined }
@@ -124,6 +127,8 @@ export type StepAction =
   | { kind: 'checkpoint'; state: StepState }
   /** Drop the tools' full reads into the model's view before the next call. */
   | { kind: 'promote_reads' }
+  /** Add a reply's prompt + completion tokens to the run's token count. */
+  | { kind: 'count_tokens'; tokens: number }
   /** Report usage; `tolerant` logs a failure instead of ending the step with it. */
   | { kind: 'flush_usage'; tolerant: boolean }
   /** Close the frame stream; `quiet` ignores a failure (the step is abandoned anyway). */

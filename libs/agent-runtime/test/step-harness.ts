@@ -23,6 +23,9 @@ export interface HarnessOptions {
   readOnly?: boolean;
   /** Model calls the run's budget still allows. */
   budget?: number;
+  /** AGENT_RUN_MAX_TOKENS for the step, and the run's tokens spent before it starts. */
+  maxRunTokens?: number;
+  tokensSpent?: number;
   /** Interjections waiting before the model call with this index. */
   steering?: Record<number, string[]>;
   /** Stop the run as `user_stopped` after this chunk of this call. */
@@ -43,6 +46,8 @@ export interface HarnessRun {
   requests: readonly { messages: ChatMessage[] }[];
   logs: string[];
   removed: string[];
+  /** The tokens each `count_tokens` added to the run's count, in order. */
+  spentTokens: number[];
 }
 
 /** Tools answered by name: enough to move the rules (create, hand off, fail, repeat-read). */
@@ -78,7 +83,10 @@ export async function runHarness(options: HarnessOptions): Promise<HarnessRun> {
     maxTurns: options.maxTurns ?? 8,
     maxContinuations: options.maxContinuations ?? 3,
     correctionEnabled: options.readOnly !== true,
+    maxRunTokens: options.maxRunTokens ?? Number.POSITIVE_INFINITY,
   };
+  const spentTokens: number[] = [];
+  let runTokens = options.tokensSpent ?? 0;
   const frames: SseFrame[] = [];
   const checkpoints: StepState[] = [];
   const saved: HarnessRun['saved'] = [];
@@ -168,6 +176,11 @@ export async function runHarness(options: HarnessOptions): Promise<HarnessRun> {
       read: () => ({ stopReason, handBack }),
       drainSteering: async () => options.steering?.[calls] ?? [],
       takeModelCall: async () => budget-- > 0,
+      tokensSpent: async () => runTokens,
+      spendTokens: async (count) => {
+        spentTokens.push(count);
+        runTokens += count;
+      },
     },
     tools: {
       view: () => ({
@@ -202,7 +215,7 @@ export async function runHarness(options: HarnessOptions): Promise<HarnessRun> {
     validThroughId: 0,
     unannounced: [],
   });
-  return { result, frames, text, checkpoints, saved, requests: llm.requests, logs, removed };
+  return { result, frames, text, checkpoints, saved, requests: llm.requests, logs, removed, spentTokens };
 }
 
 export const types = (run: HarnessRun) => run.frames.map((frame) => frame.type);

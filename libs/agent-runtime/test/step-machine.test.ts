@@ -173,6 +173,40 @@ describe('step machine: the rules of one step', () => {
     expect(result(run.result)).toMatchObject({ outcome: 'stopped', stop_reason: 'model_call_cap' });
   });
 
+  it('token budget: each reply adds prompt + completion tokens; at the cap the next call never starts', async () => {
+    // 15 tokens a reply (10 + 5): after two replies the run holds 30, the cap.
+    const run = await runHarness({
+      maxRunTokens: 30,
+      replies: [toolReply([tool('query_files')]), toolReply([tool('query_files')]), textReply('x')],
+    });
+    expect(run.requests).toHaveLength(2);
+    expect(run.spentTokens).toEqual([15, 15]);
+    expect(result(run.result)).toMatchObject({
+      outcome: 'stopped',
+      stop_reason: 'token_budget',
+      model_calls: 2,
+    });
+    expect(messageEnd(run.frames)).toMatchObject([{ stop_reason: 'token_budget' }]);
+  });
+
+  it('token budget: tokens of earlier steps count; one token under the cap still allows a call', async () => {
+    const spent = await runHarness({ maxRunTokens: 100, tokensSpent: 100, replies: [textReply('x')] });
+    expect(spent.requests).toHaveLength(0);
+    expect(result(spent.result)).toMatchObject({
+      outcome: 'stopped',
+      stop_reason: 'token_budget',
+      model_calls: 0,
+    });
+    const under = await runHarness({ maxRunTokens: 100, tokensSpent: 99, replies: [textReply('好。')] });
+    expect(under.requests).toHaveLength(1);
+    expect(result(under.result)).toMatchObject({ outcome: 'completed', stop_reason: 'stop' });
+  });
+
+  it('both budgets spent: the model-call cap is the reason reported', async () => {
+    const run = await runHarness({ budget: 0, maxRunTokens: 1, tokensSpent: 5, replies: [textReply('x')] });
+    expect(result(run.result)).toMatchObject({ outcome: 'stopped', stop_reason: 'model_call_cap' });
+  });
+
   it('a handoff yields: the step completes and reports it', async () => {
     const run = await runHarness({ replies: [toolReply([tool('handoff_to_agent', { reason: '请审稿' })])] });
     expect(result(run.result)).toMatchObject({

@@ -140,6 +140,10 @@ export const ConfigSchema = z.object({
   AGENT_COLLABORATION_MAX_ITERATIONS: int(12, 1),
   AGENT_TOOL_CALL_MAX_ITERATIONS: int(60, 1),
   AGENT_RUN_MAX_MODEL_CALLS: int(120, 1),
+  // Prompt + completion tokens per run, counted across workers (docs/agent-behaviour.md 预算):
+  // the model-call cap times the context budget, so a run whose calls average more than a full
+  // context each across its whole allowance stops instead of burning the ledger ceiling 120 times.
+  AGENT_RUN_MAX_TOKENS: int(3_840_000, 1),
   AGENT_RUN_WALL_CLOCK_TIMEOUT_S: int(780, 1),
   AGENT_SSE_HEARTBEAT_INTERVAL_S: int(15, 1),
   AGENT_AUTO_REVIEW_THRESHOLD_CHARS: int(500),

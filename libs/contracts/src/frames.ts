@@ -23,6 +23,10 @@ export const WORKFLOW_STOPPED_REASONS = [
   'model_call_cap',
   'tool_turns_exhausted',
   'collaboration_cap',
+  // The run's prompt + completion tokens reached AGENT_RUN_MAX_TOKENS (docs/agent-behaviour.md 预算).
+  'token_budget',
+  // Two agents handed the same work back and forth with no file written (docs/agent-behaviour.md 预算).
+  'repeated_task',
   // The run asked the author a question (request_clarification) and waits for the answer: the
   // terminal frame after clarification_requested; the run and session rest in phase waiting_user.
   'waiting_user',

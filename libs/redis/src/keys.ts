@@ -8,6 +8,7 @@ export interface RedisKeys {
   llmPin(sessionId: string): string;
   llmBreaker(provider: string): string;
   runModelCalls(runId: string): string;
+  runTokens(runId: string): string;
   /** Prefix for the per-user request rate limiter's own keys. */
   readonly rateLimit: string;
   /** Refreshed while any gateway streams the run to a client (disconnect grace). */
@@ -31,6 +32,7 @@ export function redisKeys(prefix: string): RedisKeys {
     llmPin: (sessionId) => `${base}llm:pin:${sessionId}`,
     llmBreaker: (provider) => `${base}llm:cb:${provider}`,
     runModelCalls: (runId) => `${base}run:model_calls:${runId}`,
+    runTokens: (runId) => `${base}run:tokens:${runId}`,
     rateLimit: `${base}rl:`,
     runWatchers: (runId) => `${base}sse:${runId}`,
     streamTicket: (ticketHash) => `${base}sse:ticket:${ticketHash}`,

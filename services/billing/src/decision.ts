@@ -41,6 +41,8 @@ export const STOP_RULES: Record<WorkflowStoppedReason, StopRule> = {
   model_call_cap: 'runaway',
   tool_turns_exhausted: 'runaway',
   collaboration_cap: 'runaway',
+  token_budget: 'runaway',
+  repeated_task: 'runaway',
   // Not terminal; should a run ever end on it, the agent was blocked, not running away.
   read_only_handoff_blocked: 'interrupted',
   // The agent finished its turn by asking the author a question: a normal end of the round.

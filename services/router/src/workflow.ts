@@ -17,6 +17,7 @@ export function outcomeOfUnfinished(result: StepResult): FinishOutcome {
       'client_disconnected',
       'no_progress',
       'model_call_cap',
+      'token_budget',
       'tool_turns_exhausted',
     ] as const;
     const reason = passThrough.find((known) => known === result.stop_reason);

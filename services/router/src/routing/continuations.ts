@@ -13,6 +13,7 @@ export const EXHAUSTION_REASONS: readonly string[] = [
   'collaboration_cap',
   'tool_turns_exhausted',
   'model_call_cap',
+  'token_budget',
   'no_progress',
   'wall_clock_timeout',
 ];

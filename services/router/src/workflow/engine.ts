@@ -2,6 +2,7 @@ import type { AgentRole, StepResult } from '@quill/contracts';
 import type { RunState } from '../run-state.ts';
 import type { FinishOutcome } from '../workflow.ts';
 import type { HeldText } from './held-text.ts';
+import { repeatsTask } from './repeated-task.ts';
 import { type Cursor, initialCursor, type PlannedStep } from './steps.ts';
 import { afterStep, type HandoffNote, type Transition } from './transitions.ts';
 import type { WorkflowPlan } from './workflow-plan.ts';
@@ -51,6 +52,10 @@ export function nextAction(state: RunState, plan: WorkflowPlan, maxIterations: n
   if (state.dispatched.has(planned.step)) return { kind: 'wait', step: planned.step };
   if (planned.step >= maxIterations) {
     return { kind: 'finish', outcome: { terminal: 'stopped', reason: 'collaboration_cap' } };
+  }
+  // A ping-pong that wrote nothing ends instead of going round again (docs/agent-behaviour.md 预算).
+  if (repeatsTask(state.results, planned)) {
+    return { kind: 'finish', outcome: { terminal: 'stopped', reason: 'repeated_task' } };
   }
   return {
     kind: 'dispatch',
