@@ -163,3 +163,30 @@ export function unusedLibExports(root: string): LibExports[] {
     };
   });
 }
+
+/**
+ * The rule test/arch/unused-exports.test.ts enforces (see docs/architecture.md "Boundaries"): a
+ * lib's index exports only what some file outside the lib imports, unless the allow-list names
+ * it. An allow-list entry that is no longer exported, or is now imported, is reported as stale
+ * so the list cannot outlive its reason.
+ */
+export function publicSurfaceViolations(
+  libs: LibExports[],
+  allowed: Record<string, readonly string[]>,
+): string[] {
+  const problems: string[] = [];
+  for (const lib of libs) {
+    const allow = new Set(allowed[lib.name] ?? []);
+    for (const name of lib.unused) {
+      if (!allow.has(name))
+        problems.push(`${lib.name} exports ${name}, which nothing outside the lib imports`);
+    }
+    for (const name of allow) {
+      if (!lib.exported.includes(name))
+        problems.push(`${lib.name}: allow-listed ${name} is no longer exported`);
+      else if (!lib.unused.includes(name))
+        problems.push(`${lib.name}: allow-listed ${name} is imported now; drop it from the list`);
+    }
+  }
+  return problems;
+}
