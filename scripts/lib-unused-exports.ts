@@ -76,7 +76,8 @@ export function importedNamesByModule(path: string): Map<string, string[]> {
   const byModule = new Map<string, string[]>();
   const add = (module: string, names: string[]) =>
     byModule.set(module, [...(byModule.get(module) ?? []), ...names]);
-  for (const statement of parse(path).statements) {
+  const source = parse(path);
+  for (const statement of source.statements) {
     if (!ts.isImportDeclaration(statement) && !ts.isExportDeclaration(statement)) continue;
     const from = statement.moduleSpecifier;
     if (!from || !ts.isStringLiteral(from) || from.text.startsWith('.')) continue;
@@ -98,6 +99,28 @@ export function importedNamesByModule(path: string): Map<string, string[]> {
       add(from.text, ['*']);
     }
   }
+  // `await import('@quill/x')` and `typeof import('@quill/x')` may use any export.
+  const visit = (node: ts.Node) => {
+    const dynamic =
+      ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword
+        ? node.arguments[0]
+        : ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)
+          ? node.argument.literal
+          : undefined;
+    if (dynamic && ts.isStringLiteral(dynamic) && !dynamic.text.startsWith('.')) {
+      // `const { a, b } = await import('@quill/x')` uses just a and b.
+      const bound = ts.isAwaitExpression(node.parent) ? node.parent.parent : undefined;
+      const pattern = bound && ts.isVariableDeclaration(bound) ? bound.name : undefined;
+      if (pattern && ts.isObjectBindingPattern(pattern)) {
+        add(
+          dynamic.text,
+          pattern.elements.map((each) => (each.propertyName ?? each.name).getText()),
+        );
+      } else add(dynamic.text, ['*']);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
   return byModule;
 }
 
@@ -139,4 +162,31 @@ export function unusedLibExports(root: string): LibExports[] {
       testOnly: exported.filter((each) => usedBy.get(each)?.src === false).sort(),
     };
   });
+}
+
+/**
+ * The rule test/arch/unused-exports.test.ts enforces (see docs/architecture.md "Boundaries"): a
+ * lib's index exports only what some file outside the lib imports, unless the allow-list names
+ * it. An allow-list entry that is no longer exported, or is now imported, is reported as stale
+ * so the list cannot outlive its reason.
+ */
+export function publicSurfaceViolations(
+  libs: LibExports[],
+  allowed: Record<string, readonly string[]>,
+): string[] {
+  const problems: string[] = [];
+  for (const lib of libs) {
+    const allow = new Set(allowed[lib.name] ?? []);
+    for (const name of lib.unused) {
+      if (!allow.has(name))
+        problems.push(`${lib.name} exports ${name}, which nothing outside the lib imports`);
+    }
+    for (const name of allow) {
+      if (!lib.exported.includes(name))
+        problems.push(`${lib.name}: allow-listed ${name} is no longer exported`);
+      else if (!lib.unused.includes(name))
+        problems.push(`${lib.name}: allow-listed ${name} is imported now; drop it from the list`);
+    }
+  }
+  return problems;
 }

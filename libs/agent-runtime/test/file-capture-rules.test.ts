@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type CaptureEvent, createFileCapture, type FileCaptureOptions } from '../src/index.ts';
+import { type CaptureEvent, createFileCapture, type FileCaptureOptions } from '../src/file-capture.ts';
 
 /** Chat text and captured bodies as the model turn assembles them from the events. */
 function run(deltas: string[], options: FileCaptureOptions = {}) {

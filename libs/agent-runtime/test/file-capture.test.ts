@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type CaptureEvent, createFileCapture, normaliseFileBody } from '../src/index.ts';
+import { type CaptureEvent, createFileCapture, normaliseFileBody } from '../src/file-capture.ts';
 
 /** Text and file body as a caller would assemble them from the events. */
 function assemble(events: CaptureEvent[]) {

@@ -4,7 +4,7 @@ import { busNames, EventEnvelope, frame, type SseFrame } from '@quill/contracts'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { closeTestBus, openTestBus } from '../../../test/support/test-bus.ts';
 import { uniqueName } from '../../../test/support/urls.ts';
-import { createStepEmitter } from '../src/index.ts';
+import { createStepEmitter } from '../src/frame-emitter.ts';
 
 const settings = { flushMs: 40, flushBytes: 512 };
 let bus: Bus;

@@ -3,8 +3,8 @@ import { LlmCallError, type LlmClient } from '@quill/llm';
 import { createScriptedModel } from '@quill/llm/testing';
 import { createToolRunState, type PendingFile } from '@quill/tools';
 import { describe, expect, it } from 'vitest';
-import type { StepEmitter } from '../src/index.ts';
-import { runModelTurn } from '../src/index.ts';
+import type { StepEmitter } from '../src/frame-emitter.ts';
+import { runModelTurn } from '../src/model-turn.ts';
 
 /** A model that streams the given deltas, then finishes or fails mid-stream as told. */
 function scriptedModel(deltas: string[], end: { fail?: boolean } = {}): LlmClient {

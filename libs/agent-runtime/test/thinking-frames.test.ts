@@ -3,7 +3,7 @@ import { type Bus, readStored } from '@quill/bus';
 import { EventEnvelope, type SseFrame } from '@quill/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeTestBus, openTestBus } from '../../../test/support/test-bus.ts';
-import { createStepEmitter } from '../src/index.ts';
+import { createStepEmitter } from '../src/frame-emitter.ts';
 
 let bus: Bus;
 

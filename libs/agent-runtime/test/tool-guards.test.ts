@@ -1,13 +1,10 @@
 import type { ChatMessage } from '@quill/contracts';
 import { FILE_WRITE_TOOL_NAMES, type ToolResult, toolNamesForRole } from '@quill/tools';
 import { describe, expect, it } from 'vitest';
-import {
-  createNoProgressGuard,
-  createToolFailureBreaker,
-  createToolGate,
-  SOFT_LANDING_TURNS,
-  softLanding,
-} from '../src/index.ts';
+import { createNoProgressGuard } from '../src/no-progress-guard.ts';
+import { SOFT_LANDING_TURNS, softLanding } from '../src/run-budget.ts';
+import { createToolFailureBreaker } from '../src/tool-failure-breaker.ts';
+import { createToolGate } from '../src/tool-gate.ts';
 
 const failed = (errorType: string): ToolResult => ({ status: 'error', error_type: errorType, message: 'no' });
 const succeeded: ToolResult = { status: 'ok', summary: 'ok', data: {} };

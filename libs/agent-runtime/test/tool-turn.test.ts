@@ -2,7 +2,7 @@ import type { SseFrame, ToolCall } from '@quill/contracts';
 import { createToolRunState, type ToolContext } from '@quill/tools';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import type { StepEmitter } from '../src/index.ts';
+import type { StepEmitter } from '../src/frame-emitter.ts';
 import { createToolExecutor } from '../src/tool-turn.ts';
 
 /** An executor whose calls never reach the database: every call below is refused or needs none. */

@@ -3,16 +3,10 @@ import { EventEnvelope, frame } from '@quill/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeTestBus, openTestBus } from '../../../test/support/test-bus.ts';
 import { uniqueName } from '../../../test/support/urls.ts';
-import { createAckedPublisher } from '../src/acked-publisher.ts';
-import {
-  type Bus,
-  countStored,
-  encodeJson,
-  PublishAckError,
-  publishEnvelope,
-  readStored,
-  tracedHeaders,
-} from '../src/index.ts';
+import { createAckedPublisher, PublishAckError } from '../src/acked-publisher.ts';
+import { encodeJson } from '../src/codec.ts';
+import { type Bus, countStored, publishEnvelope, readStored } from '../src/index.ts';
+import { tracedHeaders } from '../src/tracing.ts';
 
 let bus: Bus;
 

@@ -5,13 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TEST_STREAM_SETTINGS } from '../../../test/support/test-bus.ts';
-import {
-  backoffDelay,
-  connectBus,
-  ensureStreams,
-  isTransientNatsError,
-  retryWithBackoff,
-} from '../src/index.ts';
+import { backoffDelay, isTransientNatsError } from '../src/backoff.ts';
+import { connectBus, ensureStreams, retryWithBackoff } from '../src/index.ts';
 
 function recordingLogger() {
   const lines: Array<{ object: Record<string, unknown>; message: string }> = [];

@@ -1,11 +1,3 @@
-export { type DerivedSettings, deriveSettings } from './derived.ts';
-export {
-  type Config,
-  type ConfigConflict,
-  ConfigError,
-  type ConfigSource,
-  loadConfig,
-  maskValue,
-} from './load.ts';
-export { CONFIG_KEYS, ConfigSchema, type ConfigValues } from './schema.ts';
-export { PUBLIC_DEFAULT_SECRETS, productionSecretIssues, type SecretUse } from './secrets.ts';
+export { type Config, type ConfigConflict, loadConfig, maskValue } from './load.ts';
+export { CONFIG_KEYS, ConfigSchema } from './schema.ts';
+export type { SecretUse } from './secrets.ts';

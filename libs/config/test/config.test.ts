@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CONFIG_KEYS, ConfigError, ConfigSchema, loadConfig, maskValue } from '../src/index.ts';
+import { CONFIG_KEYS, ConfigSchema, loadConfig, maskValue } from '../src/index.ts';
+import { ConfigError } from '../src/load.ts';
 
 /** Loads without touching process.env or a real .env file. */
 const load = (env: Record<string, string | undefined>, dotenv: Record<string, string> = {}) =>

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { deriveSettings, loadConfig } from '../src/index.ts';
+import { deriveSettings } from '../src/derived.ts';
+import { loadConfig } from '../src/index.ts';
 
 /** Loads without touching process.env or a real .env file. */
 const load = (env: Record<string, string> = {}) => loadConfig({ env, dotenv: {} });

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, PUBLIC_DEFAULT_SECRETS } from '../src/index.ts';
+import { loadConfig } from '../src/index.ts';
+import { ConfigError } from '../src/load.ts';
+import { PUBLIC_DEFAULT_SECRETS } from '../src/secrets.ts';
 
 const STRONG_SECRET = 'k3J9vQ2mX7pL0sR5tW8yZ1aB4cD6eF-gH_iJ';
 const production = { NODE_ENV: 'production', QUILL_ENV_PRIORITY: 'none' };

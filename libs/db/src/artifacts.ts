@@ -203,43 +203,6 @@ export async function sessionAwaitsAcceptance(db: Queryable, sessionId: string):
   return rows.length > 0;
 }
 
-/** An open artifact whose text is what a file holds right now: the compiler labels it a draft. */
-export interface UnacceptedText {
-  artifactId: string;
-  state: ArtifactState;
-  placement: ArtifactPlacement;
-}
-
-/**
- * Files of the project whose current text is an artifact not yet accepted, by file id: a draft
- * file (whatever its version: the author may touch a draft up), or a file still at the version an open in-file artifact wrote (once the author saves
- * over it, the author's text is the fact again).
- */
-export async function listUnacceptedTexts(
-  db: Queryable,
-  projectId: string,
-): Promise<Map<string, UnacceptedText>> {
-  const found = new Map<string, UnacceptedText>();
-  if (!isUuid(projectId)) return found;
-  const { rows } = await db.query<{
-    id: string;
-    state: ArtifactState;
-    placement: ArtifactPlacement;
-    text_file_id: string;
-  }>(
-    `SELECT DISTINCT ON (a.text_file_id) a.id, a.state, a.placement, a.text_file_id
-     FROM artifacts a JOIN files f ON f.id = a.text_file_id
-     WHERE a.project_id = $1 AND a.state = ANY($2::text[]) AND NOT f.deleted
-       AND (a.placement = 'draft' OR f.version = a.version)
-     ORDER BY a.text_file_id, a.created_at DESC`,
-    [projectId, OPEN_ARTIFACT_STATES],
-  );
-  for (const row of rows) {
-    found.set(row.text_file_id, { artifactId: row.id, state: row.state, placement: row.placement });
-  }
-  return found;
-}
-
 /**
  * Attaches a reviewer step's findings to the artifacts it judged: the run's artifacts written
  * before that step. An artifact still `drafted` moves to `under_review` (decided, by the author,

@@ -1,12 +1,4 @@
-export {
-  type AiBodyInput,
-  type AiBodySave,
-  DRAFT_SUFFIX,
-  type DraftReason,
-  draftTitle,
-  findAiWrite,
-  saveAiBody,
-} from './ai-writes.ts';
+export { findAiWrite, saveAiBody } from './ai-writes.ts';
 export {
   type ArtifactDecision,
   acceptArtifact,
@@ -17,23 +9,15 @@ export {
 } from './artifact-decisions.ts';
 export {
   type Artifact,
-  type ArtifactAcceptance,
-  type ArtifactFinding,
-  type ArtifactPlacement,
-  type ArtifactState,
   attachReviewFindings,
   findDraftArtifact,
   getArtifact,
   getArtifactAcceptance,
   listArtifacts,
-  listUnacceptedTexts,
-  OPEN_ARTIFACT_STATES,
   recordAiArtifact,
   runAwaitsAcceptance,
   sessionAwaitsAcceptance,
   setArtifactAcceptance,
-  stepOfWriteKey,
-  type UnacceptedText,
 } from './artifacts.ts';
 export {
   activePathMessages,
@@ -43,7 +27,6 @@ export {
   forkSnapshotRun,
   getBranch,
   listBranches,
-  type PathMessage,
   setActiveBranch,
   setBranchHead,
 } from './branches.ts';
@@ -58,24 +41,19 @@ export {
   setFileVisibility,
   type UnacceptedState,
 } from './context-files.ts';
-export { insertContextTrace, listContextTraces, type StoredContextTrace } from './context-traces.ts';
+export { insertContextTrace, listContextTraces } from './context-traces.ts';
 export {
   buildRoleDefinition,
   type DefinitionSettings,
-  definitionHash,
   listRunDefinitions,
-  type PinnedDefinition,
   pinnedRolePrompt,
   pinSessionDefinitions,
-  type RoleDefinition,
-  resolveRunDefinition,
   seedRoleDefinition,
   sessionDefinitions,
   upgradeSessionDefinitions,
 } from './definitions.ts';
 export { type ExternalIdentity, userForExternalIdentity } from './external-identities.ts';
 export {
-  type FileTextMatch,
   findFileByTitle,
   findFilesByText,
   hasAuthorVersionAfter,
@@ -88,7 +66,6 @@ export {
 } from './file-edits.ts';
 export {
   createFile,
-  FileNotFoundError,
   type FileVersion,
   getFile,
   getFileVersion,
@@ -97,41 +74,13 @@ export {
   type ProjectFile,
   saveFileContent,
   softDeleteFile,
-  type VersionSource,
 } from './files.ts';
 export { isUuid } from './ids.ts';
-export { appendMessage, listMessages, type Message, type MessageRole } from './messages.ts';
-export {
-  adminUrl,
-  databaseName,
-  dropDatabase,
-  ensureDatabase,
-  MIGRATIONS_DIR,
-  type MigrateOptions,
-  MigrationError,
-  type MigrationFile,
-  migrate,
-  readMigrations,
-} from './migrate.ts';
-export { answerSessionIfSettled, applied, movePhase, type PhaseWrite } from './phase-writes.ts';
-export {
-  createPool,
-  int8ToNumber,
-  PG_ERROR,
-  type PoolOptions,
-  pgErrorCode,
-  type Queryable,
-  timestamptzToIso,
-  withTransaction,
-} from './pool.ts';
-export {
-  listProjectsPage,
-  restoreProject,
-  saveProjectNotesIfVersion,
-  softDeleteProject,
-  type TimeCursor,
-  updateProject,
-} from './project-admin.ts';
+export { appendMessage, listMessages } from './messages.ts';
+export { adminUrl, ensureDatabase, migrate, readMigrations } from './migrate.ts';
+export { answerSessionIfSettled, type PhaseWrite } from './phase-writes.ts';
+export { createPool, PG_ERROR, pgErrorCode, type Queryable, withTransaction } from './pool.ts';
+export { listProjectsPage, restoreProject, softDeleteProject, updateProject } from './project-admin.ts';
 export { importProject } from './project-import.ts';
 export {
   getProjectMember,
@@ -141,29 +90,18 @@ export {
   removeProjectMember,
   setProjectMemberRole,
 } from './project-members.ts';
-export {
-  getProjectWorkspace,
-  type ProjectWorkspace,
-  updateProjectWorkspace,
-} from './project-workspace.ts';
+export { getProjectWorkspace, updateProjectWorkspace } from './project-workspace.ts';
 export {
   addProjectMember,
   createProject,
   getProject,
   getProjectForUser,
-  listProjectsForUser,
-  type Project,
   type ProjectMembership,
   type ProjectRole,
 } from './projects.ts';
-export {
-  ensureQuotaAccount,
-  getCredits,
-  getQuotaAccount,
-  type QuotaAccount,
-} from './quota.ts';
-export { type RestoredFile, type RestoreOutcome, restoreSnapshot, undoRun } from './restore.ts';
-export { type ChangedBy, type FileStep, planRestore, type RestoreConflict } from './restore-plan.ts';
+export { ensureQuotaAccount, getCredits, getQuotaAccount } from './quota.ts';
+export { type RestoreOutcome, restoreSnapshot, undoRun } from './restore.ts';
+export type { RestoreConflict } from './restore-plan.ts';
 export {
   deleteEmptyFiles,
   getMessageRouting,
@@ -171,13 +109,7 @@ export {
   mergeMessageRouting,
   projectHasAssistantReply,
 } from './routing.ts';
-export {
-  type ArchivedFrame,
-  type ArchivedStep,
-  getArchivedFrames,
-  getArchivedSteps,
-  saveRunArchive,
-} from './run-archives.ts';
+export { type ArchivedFrame, type ArchivedStep, getArchivedFrames, saveRunArchive } from './run-archives.ts';
 export {
   bumpRunEpoch,
   DEFAULT_WRITE_RETRY_MS,
@@ -188,7 +120,6 @@ export {
 export { getPreRunContents } from './run-file-changes.ts';
 export { getRunTurnContext, saveRunTurnContext } from './run-turn-contexts.ts';
 export {
-  ACTIVE_RUN_PHASES,
   copySettledDecisions,
   createRun,
   discardIdleRun,
@@ -201,11 +132,10 @@ export {
   listUnarchivedEndedRuns,
   listUnsettledEndedRuns,
   type Run,
-  setRunBillingDecision,
   startRun,
   type UnsettledRun,
 } from './runs.ts';
-export { ApiKeyTakenError, DEMO_EMAIL, DEMO_PROJECT_TITLE, type DemoSeed, seedDemo } from './seed.ts';
+export { seedDemo } from './seed.ts';
 export {
   getLatestCompaction,
   type HistoryCompaction,
@@ -226,7 +156,6 @@ export {
   createSession,
   getSession,
   getSessionForUser,
-  listSessions,
   type Session,
   setSessionPhase,
   touchSession,
@@ -241,7 +170,6 @@ export {
   recordSkillRead,
   type Skill,
   type SkillPackageInput,
-  type SkillReadOutcome,
   type SkillSummary,
   saveSkillPackage,
   setSkillEnabled,
@@ -254,42 +182,22 @@ export {
   getSnapshot,
   listSnapshotsPage,
   type Snapshot,
-  type SnapshotFile,
-  type SnapshotKind,
   type SnapshotState,
   takeSnapshot,
 } from './snapshots.ts';
-export {
-  type CommitOutcome,
-  commitProjectNotes,
-  listStateCommits,
-  mayCommit,
-  type StateCommit,
-  type StateKey,
-  type StateWriter,
-} from './state-commits.ts';
+export { commitProjectNotes } from './state-commits.ts';
 
-export { mergeText, type TextMerge } from './state-merge.ts';
-export { loadStepJournal, type StepJournal, saveStepJournal } from './step-journals.ts';
-export { isTransientDbError, type RetryPolicy, retryDelay, retryTransient } from './transient.ts';
+export { loadStepJournal, saveStepJournal } from './step-journals.ts';
+export { isTransientDbError, retryTransient } from './transient.ts';
+export { recordUsage, tokensUsedToday, usageTodayByModel } from './usage.ts';
 export {
-  type ModelUsage,
-  recordUsage,
-  tokensUsedToday,
-  type UsageTotals,
-  usageTodayByModel,
-} from './usage.ts';
-export {
-  API_KEY_PREFIX_LENGTH,
   type ApiKeySummary,
   createApiKey,
   createUser,
   findApiKeyUser,
   findUserByApiKey,
   findUserByEmail,
-  generateApiKey,
   getUser,
-  hashApiKey,
   listApiKeys,
   revokeApiKey,
   storeApiKey,

@@ -85,22 +85,3 @@ export async function restoreProject(
   );
   return rows[0] ? toProject(rows[0]) : null;
 }
-
-/**
- * The author's own save of the whole notes field, if they are still at `expectedVersion`;
- * returns the new version, or null on a conflict. The agent's update_project replaces only its
- * own section (libs/tools project-notes.ts) and bumps the same version.
- */
-export async function saveProjectNotesIfVersion(
-  db: Queryable,
-  projectId: string,
-  notes: string,
-  expectedVersion: number,
-): Promise<number | null> {
-  const { rows } = await db.query<{ notes_version: number }>(
-    `UPDATE projects SET notes = $2, notes_version = notes_version + 1, updated_at = now()
-     WHERE id = $1 AND notes_version = $3 AND deleted_at IS NULL RETURNING notes_version`,
-    [projectId, notes, expectedVersion],
-  );
-  return rows[0]?.notes_version ?? null;
-}

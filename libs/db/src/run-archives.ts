@@ -49,13 +49,3 @@ export async function getArchivedFrames(
   if (!rows[0]) return null;
   return rows[0].frames.filter((item) => item.seq > afterSeq);
 }
-
-/** The archived step records of a run, or null when it is not archived. */
-export async function getArchivedSteps(db: Queryable, runId: string): Promise<ArchivedStep[] | null> {
-  if (!isUuid(runId)) return null;
-  const { rows } = await db.query<{ steps: ArchivedStep[] }>(
-    'SELECT steps FROM run_archives WHERE run_id = $1',
-    [runId],
-  );
-  return rows[0]?.steps ?? null;
-}

@@ -175,20 +175,6 @@ export async function discardIdleRun(db: Queryable, runId: string): Promise<bool
   return rowCount === 1;
 }
 
-/** Records the settlement's decision once; a later different decision does not overwrite it. */
-export async function setRunBillingDecision(
-  db: Queryable,
-  runId: string,
-  decision: BillingDecision,
-): Promise<boolean> {
-  if (!isUuid(runId)) return false;
-  const { rowCount } = await db.query(
-    'UPDATE runs SET billing_decision = $2, updated_at = now() WHERE run_id = $1 AND billing_decision IS NULL',
-    [runId, decision],
-  );
-  return rowCount === 1;
-}
-
 export interface UnsettledRun {
   runId: string;
   sessionId: string;

@@ -8,12 +8,12 @@ import {
   findUserByApiKey,
   getCredits,
   getProjectForUser,
-  hashApiKey,
-  listProjectsForUser,
   revokeApiKey,
   seedDemo,
 } from '../src/index.ts';
+import { listProjectsForUser } from '../src/projects.ts';
 import { createTestDatabase, type TestDatabase } from '../src/testing.ts';
+import { hashApiKey } from '../src/users.ts';
 
 let database: TestDatabase;
 beforeAll(async () => {

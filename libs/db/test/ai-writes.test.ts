@@ -1,21 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testUrls } from '../../../test/support/urls.ts';
+import { draftTitle } from '../src/ai-writes.ts';
 import {
   createFile,
   createProject,
   createUser,
-  draftTitle,
   getFile,
   isTransientDbError,
   listFiles,
   listFileVersions,
-  retryDelay,
   retryTransient,
   saveAiBody,
   saveFileContent,
   softDeleteFile,
 } from '../src/index.ts';
 import { createTestDatabase, type TestDatabase } from '../src/testing.ts';
+import { retryDelay } from '../src/transient.ts';
 
 let database: TestDatabase;
 let projectId: string;

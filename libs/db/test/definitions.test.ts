@@ -1,14 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testUrls } from '../../../test/support/urls.ts';
+import { definitionHash, type RoleDefinition } from '../src/definitions.ts';
 import {
   createProject,
   createSession,
   createUser,
-  definitionHash,
   listRunDefinitions,
   pinnedRolePrompt,
   pinSessionDefinitions,
-  type RoleDefinition,
   seedRoleDefinition,
   sessionDefinitions,
   upgradeSessionDefinitions,

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testUrls } from '../../../test/support/urls.ts';
+import { FileNotFoundError } from '../src/files.ts';
 import {
   createFile,
   createProject,
   createUser,
-  FileNotFoundError,
   getFile,
   listFiles,
   listFileVersions,

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { testUrls } from '../../../test/support/urls.ts';
-import { createPool, dropDatabase, ensureDatabase, migrate, readMigrations } from '../src/index.ts';
+import { createPool, ensureDatabase, migrate, readMigrations } from '../src/index.ts';
+import { dropDatabase } from '../src/migrate.ts';
 
 function scratchUrl(): string {
   const url = new URL(testUrls.database);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testUrls } from '../../../test/support/urls.ts';
-import { int8ToNumber, timestamptzToIso, withTransaction } from '../src/index.ts';
+import { withTransaction } from '../src/index.ts';
+import { int8ToNumber, timestamptzToIso } from '../src/pool.ts';
 import { createTestDatabase, type TestDatabase } from '../src/testing.ts';
 
 describe('timestamptz and int8 parsing', () => {

@@ -9,9 +9,9 @@ import {
   getCredits,
   getSessionForUser,
   listMessages,
-  listSessions,
   setSessionPhase,
 } from '../src/index.ts';
+import { listSessions } from '../src/sessions.ts';
 import { createTestDatabase, type TestDatabase } from '../src/testing.ts';
 
 let database: TestDatabase;

@@ -1,14 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testUrls } from '../../../test/support/urls.ts';
-import {
-  commitProjectNotes,
-  createProject,
-  createUser,
-  listStateCommits,
-  mergeText,
-  type StateWriter,
-  withTransaction,
-} from '../src/index.ts';
+import { commitProjectNotes, createProject, createUser, withTransaction } from '../src/index.ts';
+import { listStateCommits, type StateWriter } from '../src/state-commits.ts';
+import { mergeText } from '../src/state-merge.ts';
 import { createTestDatabase, type TestDatabase } from '../src/testing.ts';
 
 let database: TestDatabase;

@@ -1,13 +1,8 @@
 import { createRedis, type RedisClient } from '@quill/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testUrls } from '../../../test/support/urls.ts';
-import {
-  createCircuitBreaker,
-  createFailoverClient,
-  LlmCallError,
-  quillErrorCodeFor,
-  readBreakerStates,
-} from '../src/index.ts';
+import { createCircuitBreaker } from '../src/circuit-breaker.ts';
+import { createFailoverClient, LlmCallError, quillErrorCodeFor, readBreakerStates } from '../src/index.ts';
 import { call, eventually, type FailoverRig, startRig } from './failover-helpers.ts';
 
 let rig: FailoverRig;

@@ -3,17 +3,17 @@ import type { ChatMessage } from '@quill/contracts';
 import { type FakeLlm, startFakeLlm } from '@quill/fake-llm';
 import { createRedis, type RedisClient, type RedisKeys, redisKeys } from '@quill/redis';
 import { testUrls, uniqueName } from '../../../test/support/urls.ts';
+import type { BreakerSettings } from '../src/circuit-breaker.ts';
+import type { LlmTimeouts } from '../src/client.ts';
+import type { RetrySettings } from '../src/failover-client.ts';
 import {
-  type BreakerSettings,
   collectChat,
   createFailoverClient,
   type FailoverLlmClient,
   type LlmAttempt,
-  type LlmCallResult,
   type LlmProvider,
-  type LlmTimeouts,
-  type RetrySettings,
 } from '../src/index.ts';
+import type { LlmCallResult } from '../src/types.ts';
 
 /** A primary and a backup fake provider, a Redis connection and a key prefix of this file's own. */
 export interface FailoverRig {

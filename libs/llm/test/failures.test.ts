@@ -1,6 +1,7 @@
 import { QuillError } from '@quill/contracts';
 import { type FakeLlm, startFakeLlm } from '@quill/fake-llm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toQuillError } from '../src/errors.ts';
 import {
   collectChat,
   createLlmClient,
@@ -8,7 +9,6 @@ import {
   type LlmClient,
   type LlmProvider,
   quillErrorCodeFor,
-  toQuillError,
 } from '../src/index.ts';
 
 let fake: FakeLlm;

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collectChat, isLoopback, type LlmProvider, requestFields } from '../src/index.ts';
+import { collectChat, type LlmProvider } from '../src/index.ts';
+import { isLoopback, requestFields } from '../src/request-fields.ts';
 import { type FailoverRig, startRig } from './failover-helpers.ts';
 
 let rig: FailoverRig;

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { collectChat, type LlmAttempt, LlmCallError, type LlmEvent } from '../src/index.ts';
+import { collectChat, type LlmAttempt, LlmCallError } from '../src/index.ts';
 import { createScriptedModel, splitAt, textReply, toolReply } from '../src/testing.ts';
+import type { LlmEvent } from '../src/types.ts';
 
 const request = { messages: [{ role: 'user' as const, content: '写' }], role: 'writer', runId: 'r1' };
 

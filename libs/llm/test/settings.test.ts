@@ -1,17 +1,14 @@
 import { describe, expect, it } from 'vitest';
+import { CONTINUATION_PROMPT, continuationMessages, needsContinuation } from '../src/index.ts';
 import {
-  CONTINUATION_PROMPT,
-  continuationMessages,
-  encodingForModel,
   type LlmSettings,
-  modelFor,
-  needsContinuation,
   parseRoleCaps,
   parseRoleModels,
   providersFromSettings,
-  retryAfterMs,
-  sameProviderRetryDelay,
-} from '../src/index.ts';
+} from '../src/llm-settings.ts';
+import { modelFor } from '../src/provider.ts';
+import { retryAfterMs, sameProviderRetryDelay } from '../src/retry-after.ts';
+import { encodingForModel } from '../src/token-estimate.ts';
 
 const base: LlmSettings = {
   LLM_PRIMARY_BASE_URL: 'https://api.openai.com/v1',

@@ -1,14 +1,8 @@
 import type { ChatMessage } from '@quill/contracts';
 import { type FakeLlm, startFakeLlm } from '@quill/fake-llm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  collectChat,
-  createLlmClient,
-  estimateTextTokens,
-  type LlmClient,
-  type LlmEvent,
-  type ToolDefinition,
-} from '../src/index.ts';
+import { collectChat, createLlmClient, estimateTextTokens, type LlmClient } from '../src/index.ts';
+import type { LlmEvent, ToolDefinition } from '../src/types.ts';
 
 let fake: FakeLlm;
 let client: LlmClient;

@@ -1,14 +1,8 @@
 import type { ChatMessage } from '@quill/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  collectChat,
-  createLlmClient,
-  estimatePromptTokens,
-  LlmCallError,
-  promptTokensUpperBound,
-  TRIMMED_NOTE_PREFIX,
-  trimTranscript,
-} from '../src/index.ts';
+import { collectChat, createLlmClient, LlmCallError } from '../src/index.ts';
+import { TRIMMED_NOTE_PREFIX, trimTranscript } from '../src/intra-run-trimmer.ts';
+import { estimatePromptTokens, promptTokensUpperBound } from '../src/token-estimate.ts';
 import { call, type FailoverRig, startRig } from './failover-helpers.ts';
 
 const SYSTEM = '你是小说写作助手。'.repeat(20);

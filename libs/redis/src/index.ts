@@ -1,14 +1,8 @@
 export type { Redis as RedisClient } from 'ioredis';
-export { createRedis, type RedisOptions } from './client.ts';
+export { createRedis } from './client.ts';
 export { type RedisKeys, redisKeys } from './keys.ts';
-export { defineLuaScript, type LuaScript } from './lua-script.ts';
-export {
-  claimExpiredRunLeases,
-  holdRunLease,
-  type LeaseKeys,
-  releaseRunLease,
-  renewRunLease,
-} from './run-lease.ts';
+export { defineLuaScript } from './lua-script.ts';
+export { claimExpiredRunLeases, holdRunLease, releaseRunLease, renewRunLease } from './run-lease.ts';
 export { drainSteer, getStopFlag, pushSteer, setStopFlag } from './run-signals.ts';
 export { acquireSemaphore, countSemaphore, releaseSemaphore, renewSemaphore } from './semaphore.ts';
 export {

@@ -35,11 +35,6 @@ export async function shutdownTelemetry(): Promise<void> {
   await currentTelemetry()?.shutdown();
 }
 
-/** Export finished spans now without stopping. A no-op without `register`. */
-export async function flushTelemetry(): Promise<void> {
-  await currentTelemetry()?.flush();
-}
-
 /**
  * The `@fastify/otel` plugin for `app.register(fastifyOtelPlugin())`, before routes are added.
  * Without `register` (in-process tests) a disabled instrumentation is used, so

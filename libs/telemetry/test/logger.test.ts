@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger, REDACTED_CENSOR, runLogger } from '../src/index.ts';
+import { createLogger } from '../src/index.ts';
+import { REDACTED_CENSOR, runLogger } from '../src/logger.ts';
 
 function capture() {
   const lines: Array<Record<string, unknown>> = [];

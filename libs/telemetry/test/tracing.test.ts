@@ -1,18 +1,17 @@
-import { trace } from '@opentelemetry/api';
+import { SpanKind, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { TelemetryHandle } from '../src/handle.ts';
 import {
   createLogger,
   extractTraceContext,
   injectTraceHeaders,
-  natsSpanAttributes,
-  resolveServiceName,
-  SpanKind,
   SpanStatusCode,
-  startTelemetry,
-  type TelemetryHandle,
   withSpan,
 } from '../src/index.ts';
+import { startTelemetry } from '../src/sdk.ts';
+import { resolveServiceName } from '../src/service-name.ts';
+import { natsSpanAttributes } from '../src/spans.ts';
 
 const exporter = new InMemorySpanExporter();
 let telemetry: TelemetryHandle;

@@ -1,6 +1,7 @@
 import { NON_OUTPUT_WRITE_TOOL_NAMES, WRITE_TOOL_NAMES } from '@quill/contracts';
 import { describe, expect, it } from 'vitest';
-import { FILE_WRITE_TOOL_NAMES, TOOL_SPECS, unclassifiedWriteTools } from '../src/index.ts';
+import { unclassifiedWriteTools } from '../src/billing-output.ts';
+import { FILE_WRITE_TOOL_NAMES, TOOL_SPECS } from '../src/index.ts';
 
 describe('billing classification of file-writing tools', () => {
   it('classifies every tool with writesFiles: true (add new write tools to WRITE_TOOL_NAMES or NON_OUTPUT_WRITE_TOOL_NAMES)', () => {

@@ -1,12 +1,7 @@
 import { createFile, getProjectWorkspace, updateProjectWorkspace } from '@quill/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  CONFIRMED_MARKER,
-  NOTES_MAX_CHARS,
-  PROPOSED_MARKER,
-  parseNotes,
-  type ToolProgress,
-} from '../src/index.ts';
+import { CONFIRMED_MARKER, NOTES_MAX_CHARS, PROPOSED_MARKER, parseNotes } from '../src/project-notes.ts';
+import type { ToolProgress } from '../src/types.ts';
 import { createToolFixture, errorType, okData, type ToolFixture } from './fixture.ts';
 
 let fixture: ToolFixture;

@@ -1,6 +1,7 @@
 import { createFile, saveFileContent } from '@quill/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_READ_CHARS, promoteReads } from '../src/index.ts';
+import { MAX_READ_CHARS } from '../src/file-ranges.ts';
+import { promoteReads } from '../src/index.ts';
 import { createToolFixture, errorType, okData, type ToolFixture } from './fixture.ts';
 
 let fixture: ToolFixture;

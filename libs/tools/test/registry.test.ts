@@ -2,16 +2,15 @@ import { AGENT_ROLES } from '@quill/contracts';
 import { describe, expect, it } from 'vitest';
 import {
   createToolRunState,
-  DEFAULT_TOOL_NAMES,
   executeTool,
   FILE_WRITE_TOOL_NAMES,
   QUALITY_REVIEWER_TOOL_NAMES,
-  SKILL_TOOL_NAMES,
   TOOL_SPECS,
   type ToolContext,
   toolDefinitionsForRole,
   toolNamesForRole,
 } from '../src/index.ts';
+import { DEFAULT_TOOL_NAMES, SKILL_TOOL_NAMES } from '../src/registry.ts';
 
 /** Seed 000 「工具」: the tools every write-capable role gets (skills tools join when registered). */
 const SEED_TOOLS = [

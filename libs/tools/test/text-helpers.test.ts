@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { diffLines, mentionsUnit, parseUnits } from '../src/index.ts';
+import { diffLines } from '../src/line-diff.ts';
+import { mentionsUnit, parseUnits } from '../src/task-board.ts';
 
 describe('diffLines', () => {
   it('is empty for equal texts and locates added lines in the new text', () => {
