@@ -1,6 +1,6 @@
 import type { SseFrame } from '@quill/contracts';
 import { getFile, getSession, listFiles } from '@quill/db';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { authorApi } from '../support/background-run.ts';
 import { stopProcesses } from '../support/service-process.ts';
 import { readStream, startRun } from '../support/sse-client.ts';
@@ -151,8 +151,8 @@ describe('artifacts and acceptance over HTTP', () => {
     });
     expect(again).toMatchObject({ status: 409, body: { error: { code: 'artifact_not_open' } } });
     expect((await api(`/agent/runs/${first.runId}`)).body.awaiting_acceptance).toBe(false);
-    // Nothing left open: the router settled the session back to done.
-    expect(await phaseOf()).toBe('done');
+    // Nothing left open: the router settles the session back to done (asked after the answer).
+    await vi.waitFor(async () => expect(await phaseOf()).toBe('done'), { timeout: 30_000, interval: 100 });
 
     stack.fakeLlm.addScript({
       match: { role: 'writer' },

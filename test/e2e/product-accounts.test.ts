@@ -9,7 +9,11 @@ let stack: Stack;
 beforeAll(async () => {
   // A launch needs a router to open the run (docs/architecture.md "What each service owns"); with
   // no context service the run ends at once with an error, which is all these tests need of it.
-  stack = await startStack({ replicas: { context: 0, router: 1, writer: 0, reviewer: 0 } });
+  // The router's own model decision is off, so the only usage rows are the ones these tests add.
+  stack = await startStack({
+    replicas: { context: 0, router: 1, writer: 0, reviewer: 0 },
+    env: { AGENT_ROUTER_STRATEGY: 'off' },
+  });
 });
 afterAll(async () => {
   await stack?.stop();

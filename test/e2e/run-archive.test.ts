@@ -92,5 +92,5 @@ describe('run archive', () => {
       expect.arrayContaining(['dispatched', 'result']),
     );
     // Waiting for the stream to expire takes about EVENTS_MAX_AGE_S on top of the run.
-  }, 180_000);
+  }, 300_000);
 });

@@ -8,7 +8,8 @@ import type { GatewayDependencies } from './app.ts';
  * The author decided on an artifact of a run: tell the router, which alone moves session phases,
  * so a session that rested `waiting_user` for acceptance alone rests `done` again once nothing
  * is left open (docs/kernel.md "Artifacts and acceptance"). The decision itself is already
- * committed; if no router answers, the session's next run moves it on, so this only logs.
+ * committed, so the author's request does not wait for this (callers do not await it): if no
+ * router answers, the session's next run moves it on, and this only logs. It never throws.
  */
 export async function reportSessionReviewed(
   dependencies: Pick<GatewayDependencies, 'bus' | 'pool' | 'settings'>,
@@ -16,9 +17,9 @@ export async function reportSessionReviewed(
   log: FastifyBaseLogger,
 ): Promise<void> {
   if (!runId) return;
-  const run = await getRun(dependencies.pool, runId);
-  if (!run) return;
   try {
+    const run = await getRun(dependencies.pool, runId);
+    if (!run) return;
     await requestReply(
       dependencies.bus,
       dependencies.bus.names.routerSessionReviewed,
@@ -31,6 +32,6 @@ export async function reportSessionReviewed(
       },
     );
   } catch (error) {
-    log.warn({ err: error, session_id: run.sessionId }, 'no router settled the reviewed session');
+    log.warn({ err: error, run_id: runId }, 'no router settled the reviewed session');
   }
 }

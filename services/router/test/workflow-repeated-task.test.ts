@@ -50,9 +50,15 @@ describe('repeatsTask: the rule over the last three steps', () => {
 
   it('matches O, R, O before R with nothing written by the last two', () => {
     expect(repeatsTask(steps('planner', 'writer', 'planner'), { step: 3, role: 'writer' })).toBe(true);
+  });
+
+  it('leaves review rounds to the review-round cap: the reviewer writes no file by design', () => {
     expect(
       repeatsTask(steps('writer', 'quality_reviewer', 'writer'), { step: 3, role: 'quality_reviewer' }),
-    ).toBe(true);
+    ).toBe(false);
+    expect(
+      repeatsTask(steps('quality_reviewer', 'writer', 'quality_reviewer'), { step: 3, role: 'writer' }),
+    ).toBe(false);
   });
 
   it('does not match fewer than three steps, a third agent, or the same agent in a row', () => {

@@ -79,7 +79,7 @@ export function registerArtifactRoutes(app: FastifyInstance, dependencies: Gatew
       }),
     );
     const artifact = decided(decision);
-    await reportSessionReviewed(dependencies, artifact.runId, request.log);
+    void reportSessionReviewed(dependencies, artifact.runId, request.log);
     return { artifact: artifactView(artifact) };
   });
 
@@ -97,7 +97,7 @@ export function registerArtifactRoutes(app: FastifyInstance, dependencies: Gatew
       }),
     );
     const artifact = decided(decision);
-    await reportSessionReviewed(dependencies, artifact.runId, request.log);
+    void reportSessionReviewed(dependencies, artifact.runId, request.log);
     return { artifact: artifactView(artifact) };
   });
 

@@ -162,7 +162,7 @@ export function registerFileRoutes(
       });
     });
     if (decision.kind !== 'decided') throw new QuillError('version_conflict');
-    await reportSessionReviewed(dependencies, decision.artifact.runId, request.log);
+    void reportSessionReviewed(dependencies, decision.artifact.runId, request.log);
     return {
       file: fileBody(await requireFile(pool, projectId, original.id), true),
       accepted_draft: draft.id,
