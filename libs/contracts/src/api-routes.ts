@@ -1,4 +1,5 @@
-import type { z } from 'zod';
+import { type ApiRoute, ok, route } from './api-route.ts';
+import { KERNEL_ROUTES } from './api-routes-kernel.ts';
 import {
   AcceptArtifactBody,
   ArtifactDecisionResponse,
@@ -64,66 +65,9 @@ import {
   UserResponse,
 } from './product.ts';
 import { SkillNameParams, SkillPatchBody } from './skills.ts';
-import {
-  BranchListResponse,
-  BranchSwitchResponse,
-  CreateBranchBody,
-  CreateSnapshotBody,
-  ListSnapshotsQuery,
-  ProjectSnapshotParams,
-  RegenerateBody,
-  RegenerateResponse,
-  RestoreBody,
-  RestoreResponse,
-  SessionBranchParams,
-  SnapshotDiffQuery,
-  SnapshotDiffResponse,
-  SnapshotListResponse,
-  SnapshotResponse,
-} from './snapshots.ts';
 import { RunEventsQuery, RunEventsResponse, StreamQuery, StreamTicketResponse } from './stream-ticket.ts';
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-
-/** One route of the HTTP API under `/api/v1`, with the schemas the gateway parses it with. */
-export interface ApiRoute {
-  readonly method: HttpMethod;
-  /** Fastify syntax (`:param`), relative to `/api/v1`. */
-  readonly path: string;
-  readonly summary: string;
-  /** false: no bearer needed (health, token exchange, the OpenAPI document). */
-  readonly auth: boolean;
-  readonly params?: z.ZodObject;
-  readonly query?: z.ZodObject;
-  /** A JSON body's schema, or `zip` for the raw skill package. */
-  readonly body?: z.ZodType | 'zip';
-  /** The success status and, when it is JSON with a schema here, its body. */
-  readonly success: {
-    readonly status: number;
-    readonly body?: z.ZodType;
-    readonly sse?: true;
-    readonly zip?: true;
-    readonly markdown?: true;
-  };
-}
-
-const ok = (body?: z.ZodType) => ({ status: 200, ...(body ? { body } : {}) });
-const route = (
-  method: HttpMethod,
-  path: string,
-  summary: string,
-  options: Omit<ApiRoute, 'method' | 'path' | 'summary' | 'auth' | 'success'> & {
-    auth?: boolean;
-    success?: ApiRoute['success'];
-  } = {},
-): ApiRoute => ({
-  method,
-  path,
-  summary,
-  auth: options.auth ?? true,
-  success: options.success ?? ok(),
-  ...options,
-});
+export type { ApiRoute, HttpMethod } from './api-route.ts';
 
 /**
  * Every route of the HTTP API (README "HTTP API"): the source of the OpenAPI document and of the
@@ -395,60 +339,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     params: ProjectFileParams,
     body: FileVisibilityBody,
   }),
-  // Snapshots, undo and branches (README "Snapshots, undo and branches").
-  route('GET', '/projects/:projectId/snapshots', "The project's snapshots, newest first", {
-    params: ProjectIdParams,
-    query: ListSnapshotsQuery,
-    success: ok(SnapshotListResponse),
-  }),
-  route('POST', '/projects/:projectId/snapshots', "Take a snapshot of the project's files and notes", {
-    params: ProjectIdParams,
-    body: CreateSnapshotBody,
-    success: { status: 201, body: SnapshotResponse },
-  }),
-  route('GET', '/projects/:projectId/snapshots/:snapshotId', 'One snapshot with its file list', {
-    params: ProjectSnapshotParams,
-    success: ok(SnapshotResponse),
-  }),
-  route('GET', '/projects/:projectId/snapshots/:snapshotId/diff', 'A snapshot against another or now', {
-    params: ProjectSnapshotParams,
-    query: SnapshotDiffQuery,
-    success: ok(SnapshotDiffResponse),
-  }),
-  route(
-    'POST',
-    '/projects/:projectId/snapshots/:snapshotId/restore',
-    'Restore a snapshot (as new versions)',
-    {
-      params: ProjectSnapshotParams,
-      body: RestoreBody,
-      success: ok(RestoreResponse),
-    },
-  ),
-  route('POST', '/agent/runs/:runId/undo', 'Undo everything a run did to files and notes', {
-    params: RunIdParams,
-    body: RestoreBody,
-    success: ok(RestoreResponse),
-  }),
-  route('GET', '/sessions/:sessionId/branches', "A session's branches (alternatives)", {
-    params: SessionIdParams,
-    success: ok(BranchListResponse),
-  }),
-  route('POST', '/sessions/:sessionId/branches', 'Branch the session after a message and switch to it', {
-    params: SessionIdParams,
-    body: CreateBranchBody,
-    success: { status: 201, body: BranchSwitchResponse },
-  }),
-  route('POST', '/sessions/:sessionId/branches/:branchId/activate', 'Switch to a branch (files follow)', {
-    params: SessionBranchParams,
-    body: RestoreBody,
-    success: ok(BranchSwitchResponse),
-  }),
-  route('POST', '/sessions/:sessionId/regenerate', 'Regenerate the last reply on a new branch', {
-    params: SessionIdParams,
-    body: RegenerateBody,
-    success: { status: 201, body: RegenerateResponse },
-  }),
+  ...KERNEL_ROUTES,
   route('POST', '/skills/import', 'Import a skill package (zip)', { body: 'zip', success: { status: 201 } }),
   route('GET', '/skills', "The caller's skills"),
   route('PATCH', '/skills/:name', 'Enable or disable a skill', {
