@@ -9,7 +9,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { connectBus } from '@quill/bus';
 import { createQuillClient } from '@quill/client';
 import { loadConfig } from '@quill/config';
-import { createPool, ensureDatabase, getFile, migrate, seedDemo } from '@quill/db';
+import { createPool, ensureDatabase, getFile, migrate } from '@quill/db';
+import { seedDemo } from '@quill/db/seed';
 import {
   REPO_ROOT,
   SERVICE_START_ORDER,

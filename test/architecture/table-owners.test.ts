@@ -114,7 +114,8 @@ describe('the write scanner', () => {
     writeFileSync(
       join(dir, 'src', 'planted.ts'),
       [
-        "import { finishRun, getRun, setSessionPhase } from '@quill/db';",
+        "import { getRun } from '@quill/db';",
+        "import { finishRun, setSessionPhase } from '@quill/db/router';",
         "import { WRITE_TOOL_NAMES } from '@quill/tools';",
         'export async function end(pool: never) {',
         "  await pool.query(`UPDATE runs SET phase = 'done' WHERE run_id = $1`);",
@@ -133,7 +134,7 @@ describe('the write scanner', () => {
       'session_phases',
     ]);
     expect(sites.find((site) => site.via.includes('finishRun'))?.via).toMatch(
-      /planted\.ts#end → @quill\/db finishRun/,
+      /planted\.ts#end → @quill\/db\/router finishRun/,
     );
   });
 });

@@ -104,7 +104,7 @@ export function sourceFiles(dir: string): string[] {
 
 /**
  * What every libs/db function writes, following its calls to other libs/db functions (names are
- * unique across libs/db, which its index re-exports flat).
+ * unique across libs/db: its entries, `@quill/db` and `@quill/db/<owner>`, re-export them flat).
  */
 export function dbFunctionWrites(dbSrc: string, tables: ReadonlySet<string>): Map<string, Set<string>> {
   const all = new Map<string, FunctionFacts>();
@@ -220,9 +220,9 @@ export function serviceWrites(
       for (const ref of facts.refs) {
         const imported = file.imports.get(ref);
         if (!imported) continue;
-        if (imported.from === '@quill/db') {
+        if (imported.from === '@quill/db' || imported.from.startsWith('@quill/db/')) {
           for (const table of dbWrites.get(imported.name) ?? [])
-            sites.push({ table, via: `${where}#${name} → @quill/db ${imported.name}` });
+            sites.push({ table, via: `${where}#${name} → ${imported.from} ${imported.name}` });
         } else if (imported.from.startsWith('.')) {
           add(join(dirname(path), imported.from), imported.name);
         } else {

@@ -1,5 +1,7 @@
 import { isTerminalFrame, type SseFrame } from '@quill/contracts';
-import { createFile, getFile, listFiles, listFileVersions, saveFileContent } from '@quill/db';
+import { getFile, listFiles, listFileVersions } from '@quill/db';
+import { createFile } from '@quill/db/gateway';
+import { saveFileContent } from '@quill/db/workers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authorApi, gateName, launchRun } from '../support/background-run.ts';
 import { type Stack, startStack } from '../support/stack.ts';

@@ -1,5 +1,5 @@
 import { ERROR_CATALOG, ErrorResponse, INT4_MAX } from '@quill/contracts';
-import { addProjectMember, createApiKey, createUser } from '@quill/db';
+import { addProjectMember, createApiKey, createUser } from '@quill/db/gateway';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postJson } from '../support/api.ts';
 import { rawRequest } from '../support/raw-http.ts';

@@ -1,5 +1,5 @@
 import { API_ROUTES, type ApiRoute, ERROR_CATALOG, ErrorResponse, errorMessage } from '@quill/contracts';
-import { addProjectMember, createApiKey, createUser } from '@quill/db';
+import { addProjectMember, createApiKey, createUser } from '@quill/db/gateway';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postJson } from '../support/api.ts';

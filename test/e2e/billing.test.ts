@@ -1,13 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { QuotaResponse, type SseFrame, UsageTodayResponse } from '@quill/contracts';
-import {
-  createApiKey,
-  createProject,
-  createUser,
-  ensureQuotaAccount,
-  getCredits,
-  type UserRole,
-} from '@quill/db';
+import { getCredits, type UserRole } from '@quill/db';
+import { ensureQuotaAccount } from '@quill/db/billing';
+import { createApiKey, createProject, createUser } from '@quill/db/gateway';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, getJson, postJson } from '../support/api.ts';
 import { frameTypes, readStream, startRun } from '../support/sse-client.ts';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { FRAME_TYPES, SSE_RETRY_MS, type SseFrame, STREAM_TICKET_TTL_S } from '@quill/contracts';
-import { createApiKey, createUser } from '@quill/db';
+import { createApiKey, createUser } from '@quill/db/gateway';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { Redis } from 'ioredis';
 import type { Browser } from 'playwright-core';

@@ -1,4 +1,5 @@
-import { createApiKey, createFile, createUser, listFiles } from '@quill/db';
+import { listFiles } from '@quill/db';
+import { createApiKey, createFile, createUser } from '@quill/db/gateway';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildZip, SKILL_MD } from '../../services/gateway/test/zip-builder.ts';
 import { getJson } from '../support/api.ts';

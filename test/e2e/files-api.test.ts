@@ -1,4 +1,4 @@
-import { addProjectMember, createApiKey, createUser } from '@quill/db';
+import { addProjectMember, createApiKey, createUser } from '@quill/db/gateway';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Stack, startStack } from '../support/stack.ts';
 

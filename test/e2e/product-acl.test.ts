@@ -1,4 +1,5 @@
 import { API_ROUTES } from '@quill/contracts';
+import { listArtifacts } from '@quill/db';
 import {
   addProjectMember,
   appendMessage,
@@ -6,15 +7,12 @@ import {
   createBranch,
   createFile,
   createProject,
-  createRun,
   createSession,
   ensureActiveBranch,
-  finishRun,
-  listArtifacts,
   recordAiArtifact,
-  startRun,
   takeSnapshot,
-} from '@quill/db';
+} from '@quill/db/gateway';
+import { createRun, finishRun, startRun } from '@quill/db/router';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Call, newUser } from '../support/product-client.ts';
 import { type Stack, startStack } from '../support/stack.ts';

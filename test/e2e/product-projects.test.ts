@@ -1,11 +1,6 @@
-import {
-  appendMessage,
-  createRun,
-  createSession,
-  finishRun,
-  startRun,
-  updateProjectWorkspace,
-} from '@quill/db';
+import { appendMessage, createSession } from '@quill/db/gateway';
+import { createRun, finishRun, startRun } from '@quill/db/router';
+import { updateProjectWorkspace } from '@quill/db/workers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Call, newUser } from '../support/product-client.ts';
 import { type Stack, startStack } from '../support/stack.ts';

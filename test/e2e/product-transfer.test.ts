@@ -1,4 +1,5 @@
-import { addProjectMember, createFile, setFileVisibility, updateProjectWorkspace } from '@quill/db';
+import { addProjectMember, createFile, setFileVisibility } from '@quill/db/gateway';
+import { updateProjectWorkspace } from '@quill/db/workers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildZip } from '../../services/gateway/test/zip-builder.ts';
 import { type Call, newUser } from '../support/product-client.ts';

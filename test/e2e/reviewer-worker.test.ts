@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { type Bus, connectBus, publishEnvelope, readOrdered, readStored } from '@quill/bus';
 import { EventEnvelope, StepRecordEnvelope, TaskEnvelope } from '@quill/contracts';
-import { createRun, createSession, startRun } from '@quill/db';
+import { createSession } from '@quill/db/gateway';
+import { createRun, startRun } from '@quill/db/router';
 import { FILE_WRITE_TOOL_NAMES, QUALITY_REVIEWER_TOOL_NAMES } from '@quill/tools';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Stack, startStack } from '../support/stack.ts';

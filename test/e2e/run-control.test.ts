@@ -1,5 +1,5 @@
 import { isTerminalFrame } from '@quill/contracts';
-import { addProjectMember, createApiKey, createUser } from '@quill/db';
+import { addProjectMember, createApiKey, createUser } from '@quill/db/gateway';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, getJson, postJson, slowReply } from '../support/api.ts';
 import { frameTypes, type ReceivedFrame, readStream, startRun } from '../support/sse-client.ts';

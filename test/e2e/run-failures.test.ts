@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { type Bus, connectBus, publishEnvelope } from '@quill/bus';
 import { isoNow, isTerminalFrame, msgIds, RunStartEnvelope } from '@quill/contracts';
-import { createRun, createSession } from '@quill/db';
+import { createSession } from '@quill/db/gateway';
+import { createRun } from '@quill/db/router';
 import { createRedis, redisKeys, setStopFlag } from '@quill/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, getJson, slowReply } from '../support/api.ts';

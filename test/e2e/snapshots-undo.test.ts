@@ -1,4 +1,5 @@
-import { createFile, getFile, listFiles, listFileVersions } from '@quill/db';
+import { getFile, listFiles, listFileVersions } from '@quill/db';
+import { createFile } from '@quill/db/gateway';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getJson, postJson } from '../support/api.ts';
 import { frameTypes, readStream, startRun } from '../support/sse-client.ts';

@@ -1,5 +1,7 @@
 import { isTerminalFrame, type SseFrame } from '@quill/contracts';
-import { createFile, getFile, listFileVersions, saveFileContent } from '@quill/db';
+import { getFile, listFileVersions } from '@quill/db';
+import { createFile } from '@quill/db/gateway';
+import { saveFileContent } from '@quill/db/workers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { frameTypes, readStream, startRun } from '../support/sse-client.ts';
 import { type Stack, startStack } from '../support/stack.ts';

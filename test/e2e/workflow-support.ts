@@ -1,6 +1,6 @@
 import { type Bus, connectBus, readStored } from '@quill/bus';
 import { type AgentRole, type SseFrame, StepRecordEnvelope, type StepResult } from '@quill/contracts';
-import { appendMessage, createProject, createSession } from '@quill/db';
+import { appendMessage, createProject, createSession } from '@quill/db/gateway';
 import { chapterBody, type ScriptedToolCall, type TextStep } from '@quill/fake-llm';
 import { expect } from 'vitest';
 import { readStream, startRun } from '../support/sse-client.ts';

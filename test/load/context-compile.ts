@@ -10,7 +10,8 @@
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import type { AgentRole, ContextTrace } from '@quill/contracts';
-import { appendMessage, createSession, createUser, listContextTraces } from '@quill/db';
+import { listContextTraces } from '@quill/db';
+import { appendMessage, createSession, createUser } from '@quill/db/gateway';
 import { createTestDatabase } from '@quill/db/testing';
 import pino from 'pino';
 import { createContextCompiler } from '../../services/context/src/compiler.ts';

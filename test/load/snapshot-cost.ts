@@ -8,18 +8,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import {
-  createRun,
-  createSession,
-  createUser,
-  finishRun,
-  listFiles,
-  saveFileContent,
-  takeSnapshot,
-  undoRun,
-  withRunFence,
-} from '@quill/db';
+import { listFiles, withRunFence } from '@quill/db';
+import { createSession, createUser, takeSnapshot, undoRun } from '@quill/db/gateway';
+import { createRun, finishRun } from '@quill/db/router';
 import { createTestDatabase } from '@quill/db/testing';
+import { saveFileContent } from '@quill/db/workers';
 import { seedChineseProject } from '../support/chinese-project.ts';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '50' } } });

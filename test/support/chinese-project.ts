@@ -1,4 +1,5 @@
-import { createFile, createProject, type ProjectFile } from '@quill/db';
+import type { ProjectFile } from '@quill/db';
+import { createFile, createProject } from '@quill/db/gateway';
 import type { Pool } from 'pg';
 
 /**

@@ -1,4 +1,5 @@
-import { createApiKey, createUser, type User } from '@quill/db';
+import type { User } from '@quill/db';
+import { createApiKey, createUser } from '@quill/db/gateway';
 import type { Stack } from './stack.ts';
 
 // Tests read response bodies ad hoc; what they expect is in their assertions.

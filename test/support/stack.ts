@@ -1,7 +1,7 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { busNames } from '@quill/contracts';
-import { seedDemo } from '@quill/db';
+import { seedDemo } from '@quill/db/seed';
 import { createTestDatabase } from '@quill/db/testing';
 import { type FakeLlm, startFakeLlm } from '@quill/fake-llm';
 import type { Pool } from 'pg';

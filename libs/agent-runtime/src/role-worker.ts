@@ -1,6 +1,7 @@
 import { ack, type Bus, type DeliveryContext, type Disposition, nak, publishEnvelope } from '@quill/bus';
 import { msgIds, StepRecordEnvelope, type StepResult, type TaskEnvelope } from '@quill/contracts';
-import { bumpRunEpoch, getRun } from '@quill/db';
+import { getRun } from '@quill/db';
+import { bumpRunEpoch } from '@quill/db/workers';
 import type { LlmClient } from '@quill/llm';
 import type { RedisClient, RedisKeys } from '@quill/redis';
 import { watchStop } from '@quill/run-control';

@@ -1,5 +1,6 @@
 import { AgentRole, ChatMessage, FileWrite, StepResult } from '@quill/contracts';
-import { getFileVersion, loadStepJournal, type Queryable, saveStepJournal } from '@quill/db';
+import { getFileVersion, loadStepJournal, type Queryable } from '@quill/db';
+import { saveStepJournal } from '@quill/db/workers';
 import type { ToolRunState } from '@quill/tools';
 import { z } from 'zod';
 

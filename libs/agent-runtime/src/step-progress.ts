@@ -1,5 +1,6 @@
 import type { BodyPartialReason, FileWrite, StepResult, TaskEnvelope } from '@quill/contracts';
-import { type RunFence, saveAiBody, withRunFence } from '@quill/db';
+import { type RunFence, withRunFence } from '@quill/db';
+import { saveAiBody } from '@quill/db/workers';
 import type { PendingFile, ToolRunState } from '@quill/tools';
 import type { Pool } from 'pg';
 import type { ChatHoldEmitter } from './chat-hold.ts';

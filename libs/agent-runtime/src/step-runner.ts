@@ -1,5 +1,6 @@
 import type { ChatMessage, StepResult, TaskEnvelope } from '@quill/contracts';
-import { deleteEmptyFiles, withRunFence } from '@quill/db';
+import { withRunFence } from '@quill/db';
+import { deleteEmptyFiles } from '@quill/db/workers';
 import type { StopWatch } from '@quill/run-control';
 import { createToolRunState, promoteReads, TOOL_SPECS } from '@quill/tools';
 import type { Logger } from 'pino';

@@ -149,18 +149,3 @@ export async function getProjectTaskBoard(db: Queryable, projectId: string): Pro
   const board = rows[0]?.task_board;
   return Array.isArray(board) ? board : [];
 }
-
-/** Sets a live file's visibility (the format is checked by the caller); false when no such file. */
-export async function setFileVisibility(
-  db: Queryable,
-  projectId: string,
-  fileId: string,
-  visibility: string,
-): Promise<boolean> {
-  if (!isUuid(projectId) || !isUuid(fileId)) return false;
-  const { rowCount } = await db.query(
-    'UPDATE files SET visibility = $3, updated_at = now() WHERE project_id = $1 AND id = $2 AND NOT deleted',
-    [projectId, fileId, visibility],
-  );
-  return rowCount === 1;
-}

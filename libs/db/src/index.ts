@@ -1,35 +1,13 @@
-export { findAiWrite, saveAiBody } from './ai-writes.ts';
+export { getCredits, getQuotaAccount } from './billing/quota.ts';
+export { tokensUsedToday, usageTodayByModel } from './billing/usage.ts';
+export { listContextTraces } from './context/context-traces.ts';
+export { getRunTurnContext } from './context/run-turn-contexts.ts';
 export {
-  type ArtifactDecision,
-  acceptArtifact,
-  linkRevisionRun,
-  rejectArtifact,
-  requestArtifactRevision,
-  undoArtifactDecision,
-} from './artifact-decisions.ts';
-export {
-  type Artifact,
-  attachReviewFindings,
-  findDraftArtifact,
-  getArtifact,
-  getArtifactAcceptance,
-  listArtifacts,
-  recordAiArtifact,
-  runAwaitsAcceptance,
-  sessionAwaitsAcceptance,
-  setArtifactAcceptance,
-} from './artifacts.ts';
-export {
-  activePathMessages,
-  type Branch,
-  createBranch,
-  ensureActiveBranch,
-  forkSnapshotRun,
-  getBranch,
-  listBranches,
-  setActiveBranch,
-  setBranchHead,
-} from './branches.ts';
+  getLatestCompaction,
+  type HistoryCompaction,
+  type HistoryMessage,
+  listHistoryMessages,
+} from './context/session-history.ts';
 export {
   type FileSearchHit,
   type FileSummary,
@@ -38,143 +16,46 @@ export {
   listFileSummaries,
   listRunWrittenFileIds,
   searchFiles,
-  setFileVisibility,
   type UnacceptedState,
 } from './context-files.ts';
-export { insertContextTrace, listContextTraces } from './context-traces.ts';
+export type { ArtifactDecision } from './gateway/artifact-decisions.ts';
 export {
-  buildRoleDefinition,
-  type DefinitionSettings,
-  listRunDefinitions,
-  pinnedRolePrompt,
-  pinSessionDefinitions,
-  seedRoleDefinition,
-  sessionDefinitions,
-  upgradeSessionDefinitions,
-} from './definitions.ts';
-export { type ExternalIdentity, userForExternalIdentity } from './external-identities.ts';
+  activePathMessages,
+  type Branch,
+  forkSnapshotRun,
+  getBranch,
+  listBranches,
+} from './gateway/branches.ts';
+export type { ExternalIdentity } from './gateway/external-identities.ts';
+export { listProjectsPage } from './gateway/project-admin.ts';
+export { getProjectMember, listProjectMembers, type ProjectMember } from './gateway/project-members.ts';
 export {
-  findFileByTitle,
-  findFilesByText,
-  hasAuthorVersionAfter,
-  latestVersionBySource,
-  lockFile,
-  lockFilesUnderFolder,
-  saveFileContentIfVersion,
-  setFileTitle,
-  softDeleteFiles,
-} from './file-edits.ts';
-export {
-  createFile,
-  type FileVersion,
-  getFile,
-  getFileVersion,
-  listFiles,
-  listFileVersions,
-  type ProjectFile,
-  saveFileContent,
-  softDeleteFile,
-} from './files.ts';
-export { isUuid } from './ids.ts';
-export { appendMessage, listMessages } from './messages.ts';
-export { adminUrl, ensureDatabase, migrate, readMigrations } from './migrate.ts';
-export { answerSessionIfSettled, type PhaseWrite } from './phase-writes.ts';
-export { createPool, PG_ERROR, pgErrorCode, type Queryable, withTransaction } from './pool.ts';
-export { listProjectsPage, restoreProject, softDeleteProject, updateProject } from './project-admin.ts';
-export { importProject } from './project-import.ts';
-export {
-  getProjectMember,
-  insertProjectMember,
-  listProjectMembers,
-  type ProjectMember,
-  removeProjectMember,
-  setProjectMemberRole,
-} from './project-members.ts';
-export { getProjectWorkspace, updateProjectWorkspace } from './project-workspace.ts';
-export {
-  addProjectMember,
-  createProject,
   getProject,
   getProjectForUser,
   type ProjectMembership,
   type ProjectRole,
-} from './projects.ts';
-export { ensureQuotaAccount, getCredits, getQuotaAccount } from './quota.ts';
-export { type RestoreOutcome, restoreSnapshot, undoRun } from './restore.ts';
-export type { RestoreConflict } from './restore-plan.ts';
-export {
-  deleteEmptyFiles,
-  getMessageRouting,
-  listWaitingRuns,
-  mergeMessageRouting,
-  projectHasAssistantReply,
-} from './routing.ts';
-export { type ArchivedFrame, type ArchivedStep, getArchivedFrames, saveRunArchive } from './run-archives.ts';
-export {
-  bumpRunEpoch,
-  DEFAULT_WRITE_RETRY_MS,
-  type RunFence,
-  RunFencedError,
-  withRunFence,
-} from './run-fence.ts';
-export { getPreRunContents } from './run-file-changes.ts';
-export { getRunTurnContext, saveRunTurnContext } from './run-turn-contexts.ts';
-export {
-  copySettledDecisions,
-  createRun,
-  discardIdleRun,
-  type FinishRunInput,
-  finishRun,
-  getActiveRunForSession,
-  getRun,
-  getRunForUser,
-  listRunningRunsOlderThan,
-  listUnarchivedEndedRuns,
-  listUnsettledEndedRuns,
-  type Run,
-  startRun,
-  type UnsettledRun,
-} from './runs.ts';
-export { seedDemo } from './seed.ts';
-export {
-  getLatestCompaction,
-  type HistoryCompaction,
-  type HistoryMessage,
-  listHistoryMessages,
-  saveCompaction,
-} from './session-history.ts';
+} from './gateway/projects.ts';
+export type { RestoreOutcome } from './gateway/restore.ts';
+export type { RestoreConflict } from './gateway/restore-plan.ts';
 export {
   listSessionMessagesPage,
   listSessionRunsPage,
   listSessionsPage,
   type RunSummary,
-  renameSession,
   type SessionMessage,
-  softDeleteSession,
-} from './session-listing.ts';
+} from './gateway/session-listing.ts';
+export { getSession, getSessionForUser, type Session } from './gateway/sessions.ts';
 export {
-  createSession,
-  getSession,
-  getSessionForUser,
-  type Session,
-  setSessionPhase,
-  touchSession,
-} from './sessions.ts';
-export {
-  deleteSkill,
   getSkill,
   getSkillResource,
   listEnabledSkills,
   listSkillResourceContents,
   listSkills,
-  recordSkillRead,
   type Skill,
   type SkillPackageInput,
   type SkillSummary,
-  saveSkillPackage,
-  setSkillEnabled,
   skillReadUsage,
-} from './skills.ts';
+} from './gateway/skills.ts';
 export {
   currentProjectState,
   fileTextAt,
@@ -183,24 +64,67 @@ export {
   listSnapshotsPage,
   type Snapshot,
   type SnapshotState,
-  takeSnapshot,
-} from './snapshots.ts';
-export { commitProjectNotes } from './state-commits.ts';
-
-export { loadStepJournal, saveStepJournal } from './step-journals.ts';
-export { isTransientDbError, retryTransient } from './transient.ts';
-export { recordUsage, tokensUsedToday, usageTodayByModel } from './usage.ts';
+} from './gateway/snapshots.ts';
 export {
   type ApiKeySummary,
-  createApiKey,
-  createUser,
-  findApiKeyUser,
-  findUserByApiKey,
   findUserByEmail,
   getUser,
   listApiKeys,
-  revokeApiKey,
-  storeApiKey,
   type User,
   type UserRole,
-} from './users.ts';
+} from './gateway/users.ts';
+export { isUuid } from './ids.ts';
+export { adminUrl, ensureDatabase, migrate, readMigrations } from './migrate.ts';
+export { createPool, PG_ERROR, pgErrorCode, type Queryable, withTransaction } from './pool.ts';
+export type { PhaseWrite } from './router/phase-writes.ts';
+export { type ArchivedFrame, type ArchivedStep, getArchivedFrames } from './router/run-archives.ts';
+export {
+  type FinishRunInput,
+  getActiveRunForSession,
+  getRun,
+  getRunForUser,
+  listRunningRunsOlderThan,
+  listUnarchivedEndedRuns,
+  listUnsettledEndedRuns,
+  type Run,
+  type UnsettledRun,
+} from './router/runs.ts';
+export { getPreRunContents } from './run-file-changes.ts';
+export {
+  type Artifact,
+  findDraftArtifact,
+  getArtifact,
+  getArtifactAcceptance,
+  listArtifacts,
+  runAwaitsAcceptance,
+  sessionAwaitsAcceptance,
+} from './shared-tables/artifacts.ts';
+export {
+  buildRoleDefinition,
+  type DefinitionSettings,
+  listRunDefinitions,
+  sessionDefinitions,
+} from './shared-tables/definitions.ts';
+export {
+  findFileByTitle,
+  findFilesByText,
+  hasAuthorVersionAfter,
+  latestVersionBySource,
+  lockFile,
+  lockFilesUnderFolder,
+} from './shared-tables/file-edits.ts';
+export {
+  type FileVersion,
+  getFile,
+  getFileVersion,
+  listFiles,
+  listFileVersions,
+  type ProjectFile,
+} from './shared-tables/files.ts';
+export { listMessages } from './shared-tables/messages.ts';
+export { getMessageRouting, listWaitingRuns, projectHasAssistantReply } from './shared-tables/routing.ts';
+export { isTransientDbError, retryTransient } from './transient.ts';
+export { findAiWrite } from './workers/ai-writes.ts';
+export { getProjectWorkspace } from './workers/project-workspace.ts';
+export { DEFAULT_WRITE_RETRY_MS, type RunFence, RunFencedError, withRunFence } from './workers/run-fence.ts';
+export { loadStepJournal } from './workers/step-journals.ts';

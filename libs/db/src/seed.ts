@@ -1,8 +1,8 @@
 import type pg from 'pg';
+import { ensureQuotaAccount } from './billing/quota.ts';
+import { createProject } from './gateway/projects.ts';
+import { createApiKey, createUser, findUserByEmail, storeApiKey } from './gateway/users.ts';
 import { withTransaction } from './pool.ts';
-import { createProject } from './projects.ts';
-import { ensureQuotaAccount } from './quota.ts';
-import { createApiKey, createUser, findUserByEmail, storeApiKey } from './users.ts';
 
 export const DEMO_EMAIL = 'demo@quill.local';
 export const DEMO_PROJECT_TITLE = '雨夜书店';

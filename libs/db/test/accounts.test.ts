@@ -6,14 +6,13 @@ import {
   createProject,
   createUser,
   findUserByApiKey,
-  getCredits,
-  getProjectForUser,
   revokeApiKey,
-  seedDemo,
-} from '../src/index.ts';
-import { listProjectsForUser } from '../src/projects.ts';
+} from '../src/gateway/index.ts';
+import { listProjectsForUser } from '../src/gateway/projects.ts';
+import { hashApiKey } from '../src/gateway/users.ts';
+import { getCredits, getProjectForUser } from '../src/index.ts';
+import { seedDemo } from '../src/seed.ts';
 import { createTestDatabase, type TestDatabase } from '../src/testing.ts';
-import { hashApiKey } from '../src/users.ts';
 
 let database: TestDatabase;
 beforeAll(async () => {

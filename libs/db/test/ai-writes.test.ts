@@ -1,21 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testUrls } from '../../../test/support/urls.ts';
-import { draftTitle } from '../src/ai-writes.ts';
-import {
-  createFile,
-  createProject,
-  createUser,
-  getFile,
-  isTransientDbError,
-  listFiles,
-  listFileVersions,
-  retryTransient,
-  saveAiBody,
-  saveFileContent,
-  softDeleteFile,
-} from '../src/index.ts';
+import { createFile, createProject, createUser, softDeleteFile } from '../src/gateway/index.ts';
+import { getFile, isTransientDbError, listFiles, listFileVersions, retryTransient } from '../src/index.ts';
 import { createTestDatabase, type TestDatabase } from '../src/testing.ts';
 import { retryDelay } from '../src/transient.ts';
+import { draftTitle } from '../src/workers/ai-writes.ts';
+import { saveAiBody, saveFileContent } from '../src/workers/index.ts';
 
 let database: TestDatabase;
 let projectId: string;

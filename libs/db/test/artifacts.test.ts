@@ -2,22 +2,23 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testUrls } from '../../../test/support/urls.ts';
 import {
   acceptArtifact,
-  attachReviewFindings,
   createFile,
   createProject,
   createUser,
+  rejectArtifact,
+  requestArtifactRevision,
+  setArtifactAcceptance,
+} from '../src/gateway/index.ts';
+import {
   getFile,
   listArtifacts,
   listFileSummaries,
-  rejectArtifact,
-  requestArtifactRevision,
   runAwaitsAcceptance,
-  saveAiBody,
-  saveFileContent,
-  setArtifactAcceptance,
   withTransaction,
 } from '../src/index.ts';
+import { attachReviewFindings } from '../src/router/index.ts';
 import { createTestDatabase, type TestDatabase } from '../src/testing.ts';
+import { saveAiBody, saveFileContent } from '../src/workers/index.ts';
 
 let database: TestDatabase;
 let userId: string;

@@ -1,19 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testUrls } from '../../../test/support/urls.ts';
-import { definitionHash, type RoleDefinition } from '../src/definitions.ts';
 import {
   createProject,
   createSession,
   createUser,
-  listRunDefinitions,
-  pinnedRolePrompt,
   pinSessionDefinitions,
-  seedRoleDefinition,
-  sessionDefinitions,
   upgradeSessionDefinitions,
-  withTransaction,
-} from '../src/index.ts';
+} from '../src/gateway/index.ts';
+import { listRunDefinitions, sessionDefinitions, withTransaction } from '../src/index.ts';
+import { definitionHash, type RoleDefinition } from '../src/shared-tables/definitions.ts';
 import { createTestDatabase, type TestDatabase } from '../src/testing.ts';
+import { pinnedRolePrompt, seedRoleDefinition } from '../src/workers/index.ts';
 
 let database: TestDatabase;
 let projectId: string;

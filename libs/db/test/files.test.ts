@@ -1,17 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testUrls } from '../../../test/support/urls.ts';
-import { FileNotFoundError } from '../src/files.ts';
-import {
-  createFile,
-  createProject,
-  createUser,
-  getFile,
-  listFiles,
-  listFileVersions,
-  saveFileContent,
-  softDeleteFile,
-} from '../src/index.ts';
+import { createFile, createProject, createUser, softDeleteFile } from '../src/gateway/index.ts';
+import { getFile, listFiles, listFileVersions } from '../src/index.ts';
+import { FileNotFoundError } from '../src/shared-tables/files.ts';
 import { createTestDatabase, type TestDatabase } from '../src/testing.ts';
+import { saveFileContent } from '../src/workers/index.ts';
 
 let database: TestDatabase;
 let projectId: string;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type FileNow, fileStep, planRestore } from '../src/restore-plan.ts';
+import { type FileNow, fileStep, planRestore } from '../src/gateway/restore-plan.ts';
 
 /** The pure restore rules (docs/kernel.md "Snapshots and undo"), table by table. */
 const now = (overrides: Partial<FileNow> = {}): FileNow => ({

@@ -5,24 +5,19 @@ import {
   createBranch,
   createFile,
   createProject,
-  createRun,
   createSession,
   createUser,
   ensureActiveBranch,
-  finishRun,
-  getFile,
-  listHistoryMessages,
-  listMessages,
   restoreSnapshot,
-  saveFileContent,
   setActiveBranch,
   softDeleteFile,
-  startRun,
   takeSnapshot,
   undoRun,
-  withRunFence,
-} from '../src/index.ts';
+} from '../src/gateway/index.ts';
+import { getFile, listHistoryMessages, listMessages, withRunFence } from '../src/index.ts';
+import { createRun, finishRun, startRun } from '../src/router/index.ts';
 import { createTestDatabase, type TestDatabase } from '../src/testing.ts';
+import { saveFileContent } from '../src/workers/index.ts';
 
 /** The change log, undo, restore and branch history against a real database (docs/kernel.md). */
 let database: TestDatabase;

@@ -1,22 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testUrls } from '../../../test/support/urls.ts';
+import { appendMessage, createFile, createProject, createSession, createUser } from '../src/gateway/index.ts';
+import { getFile, getMessageRouting, listWaitingRuns, projectHasAssistantReply } from '../src/index.ts';
 import {
-  appendMessage,
-  createFile,
-  createProject,
   createRun,
-  createSession,
-  createUser,
   deleteEmptyFiles,
   finishRun,
-  getFile,
-  getMessageRouting,
-  listWaitingRuns,
   mergeMessageRouting,
-  projectHasAssistantReply,
   startRun,
-} from '../src/index.ts';
+} from '../src/router/index.ts';
 import { createTestDatabase, type TestDatabase } from '../src/testing.ts';
 
 let database: TestDatabase;

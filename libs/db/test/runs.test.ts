@@ -1,23 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testUrls } from '../../../test/support/urls.ts';
+import { createFile, createProject, createSession, createUser } from '../src/gateway/index.ts';
 import {
-  bumpRunEpoch,
-  createFile,
-  createProject,
-  createRun,
-  createSession,
-  createUser,
-  finishRun,
   getActiveRunForSession,
   getFile,
   getRun,
   getRunForUser,
   RunFencedError,
-  saveFileContent,
-  startRun as takeRun,
   withRunFence,
 } from '../src/index.ts';
+import { createRun, finishRun, startRun as takeRun } from '../src/router/index.ts';
 import { createTestDatabase, type TestDatabase } from '../src/testing.ts';
+import { bumpRunEpoch, saveFileContent } from '../src/workers/index.ts';
 
 let database: TestDatabase;
 let userId: string;

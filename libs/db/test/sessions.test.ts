@@ -1,17 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testUrls } from '../../../test/support/urls.ts';
-import {
-  appendMessage,
-  createProject,
-  createSession,
-  createUser,
-  ensureQuotaAccount,
-  getCredits,
-  getSessionForUser,
-  listMessages,
-  setSessionPhase,
-} from '../src/index.ts';
-import { listSessions } from '../src/sessions.ts';
+import { ensureQuotaAccount } from '../src/billing/index.ts';
+import { appendMessage, createProject, createSession, createUser } from '../src/gateway/index.ts';
+import { listSessions } from '../src/gateway/sessions.ts';
+import { getCredits, getSessionForUser, listMessages } from '../src/index.ts';
+import { setSessionPhase } from '../src/router/index.ts';
 import { createTestDatabase, type TestDatabase } from '../src/testing.ts';
 
 let database: TestDatabase;

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testUrls } from '../../../test/support/urls.ts';
-import { commitProjectNotes, createProject, createUser, withTransaction } from '../src/index.ts';
-import { listStateCommits, type StateWriter } from '../src/state-commits.ts';
+import { commitProjectNotes, createProject, createUser } from '../src/gateway/index.ts';
+import { withTransaction } from '../src/index.ts';
+import { listStateCommits, type StateWriter } from '../src/shared-tables/state-commits.ts';
 import { mergeText } from '../src/state-merge.ts';
 import { createTestDatabase, type TestDatabase } from '../src/testing.ts';
 

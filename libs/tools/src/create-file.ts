@@ -1,4 +1,5 @@
-import { createFile, findFileByTitle, type ProjectFile, withRunFence } from '@quill/db';
+import { findFileByTitle, type ProjectFile, withRunFence } from '@quill/db';
+import { createFile } from '@quill/db/workers';
 import { z } from 'zod';
 import {
   failure,

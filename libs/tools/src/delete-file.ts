@@ -1,4 +1,5 @@
-import { lockFile, lockFilesUnderFolder, type ProjectFile, softDeleteFiles, withRunFence } from '@quill/db';
+import { lockFile, lockFilesUnderFolder, type ProjectFile, withRunFence } from '@quill/db';
+import { softDeleteFiles } from '@quill/db/workers';
 import { z } from 'zod';
 import { failure, fenceOf, ok, type ToolSpec } from './types.ts';
 

@@ -1,11 +1,5 @@
-import {
-  findAiWrite,
-  lockFile,
-  type ProjectFile,
-  recordAiArtifact,
-  saveFileContent,
-  withRunFence,
-} from '@quill/db';
+import { findAiWrite, lockFile, type ProjectFile, withRunFence } from '@quill/db';
+import { recordAiArtifact, saveFileContent } from '@quill/db/workers';
 import { z } from 'zod';
 import { authorEditsSinceAi, touchesAuthorEdits } from './author-changes.ts';
 import { failure, fenceOf, ok, recordOwnWrite, type ToolResult, type ToolSpec, writeKeyOf } from './types.ts';

@@ -1,4 +1,5 @@
-import { findFileByTitle, lockFile, type ProjectFile, setFileTitle, withRunFence } from '@quill/db';
+import { findFileByTitle, lockFile, type ProjectFile, withRunFence } from '@quill/db';
+import { setFileTitle } from '@quill/db/workers';
 import { z } from 'zod';
 import { failure, fenceOf, ok, type ToolSpec } from './types.ts';
 

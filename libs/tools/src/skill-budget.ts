@@ -1,5 +1,6 @@
 import { MAX_SKILLS_PER_REQUEST } from '@quill/contracts';
-import { recordSkillRead, skillReadUsage } from '@quill/db';
+import { skillReadUsage } from '@quill/db';
+import { recordSkillRead } from '@quill/db/workers';
 import { estimateTextTokens } from '@quill/llm';
 import type { ToolContext } from './types.ts';
 

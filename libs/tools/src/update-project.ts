@@ -1,4 +1,5 @@
-import { commitProjectNotes, getProjectWorkspace, updateProjectWorkspace, withRunFence } from '@quill/db';
+import { getProjectWorkspace, withRunFence } from '@quill/db';
+import { commitProjectNotes, updateProjectWorkspace } from '@quill/db/workers';
 import { z } from 'zod';
 import { NOTES_MAX_CHARS, withProposals } from './project-notes.ts';
 import { type BoardTask, doneEvidenceProblems, TaskBoard } from './task-board.ts';

@@ -1,14 +1,7 @@
-import {
-  bumpRunEpoch,
-  createFile,
-  finishRun,
-  getFile,
-  listFiles,
-  listFileVersions,
-  lockFile,
-  saveFileContent,
-  saveFileContentIfVersion,
-} from '@quill/db';
+import { getFile, listFiles, listFileVersions, lockFile } from '@quill/db';
+import { saveFileContentIfVersion } from '@quill/db/gateway';
+import { finishRun } from '@quill/db/router';
+import { bumpRunEpoch, createFile, saveFileContent } from '@quill/db/workers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { promoteReads, type ToolContext } from '../src/index.ts';
 import { createToolFixture, errorType, okData, type ToolFixture } from './fixture.ts';

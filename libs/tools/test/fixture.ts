@@ -1,5 +1,6 @@
 import type { AgentRole } from '@quill/contracts';
-import { createProject, createRun, createSession, createUser, startRun } from '@quill/db';
+import { createProject, createSession, createUser } from '@quill/db/gateway';
+import { createRun, startRun } from '@quill/db/router';
 import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
 import { testUrls } from '../../../test/support/urls.ts';
 import { createToolRunState, executeTool, type ToolContext, type ToolResult } from '../src/index.ts';

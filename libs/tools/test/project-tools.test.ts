@@ -1,4 +1,5 @@
-import { createFile, getProjectWorkspace, updateProjectWorkspace } from '@quill/db';
+import { getProjectWorkspace } from '@quill/db';
+import { createFile, updateProjectWorkspace } from '@quill/db/workers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONFIRMED_MARKER, NOTES_MAX_CHARS, PROPOSED_MARKER, parseNotes } from '../src/project-notes.ts';
 import type { ToolProgress } from '../src/types.ts';

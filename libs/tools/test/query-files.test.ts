@@ -1,4 +1,4 @@
-import { createFile, saveFileContent } from '@quill/db';
+import { createFile, saveFileContent } from '@quill/db/workers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_READ_CHARS } from '../src/file-ranges.ts';
 import { promoteReads } from '../src/index.ts';

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { createProject, createUser, saveSkillPackage, setSkillEnabled, skillReadUsage } from '@quill/db';
+import { skillReadUsage } from '@quill/db';
+import { createProject, createUser, saveSkillPackage, setSkillEnabled } from '@quill/db/gateway';
 import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
 import { estimateTextTokens } from '@quill/llm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 import { mergeSources, type Source } from '@quill/contracts';
-import { createFile } from '@quill/db';
+import { createFile } from '@quill/db/workers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolResult } from '../src/index.ts';
 import { createToolFixture, type ToolFixture } from './fixture.ts';

@@ -1,4 +1,5 @@
-import { createFile, getFile, listFileVersions, saveFileContent } from '@quill/db';
+import { getFile, listFileVersions } from '@quill/db';
+import { createFile, saveFileContent } from '@quill/db/workers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { promoteReads } from '../src/index.ts';
 import { createToolFixture, errorType, okData, type ToolFixture } from './fixture.ts';

@@ -8,7 +8,8 @@ import {
   term,
 } from '@quill/bus';
 import { UsageEnvelope } from '@quill/contracts';
-import { isUuid, recordUsage } from '@quill/db';
+import { isUuid } from '@quill/db';
+import { recordUsage } from '@quill/db/billing';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 

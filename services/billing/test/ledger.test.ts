@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { createUser, ensureQuotaAccount, getCredits, recordUsage } from '@quill/db';
+import { getCredits } from '@quill/db';
+import { ensureQuotaAccount, recordUsage } from '@quill/db/billing';
+import { createUser } from '@quill/db/gateway';
 import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { grantCredits as grant } from '../src/grants.ts';

@@ -1,16 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { type Bus, publishFrame } from '@quill/bus';
 import { errorFrame, frame, type SseFrame } from '@quill/contracts';
-import {
-  createRun,
-  createSession,
-  finishRun,
-  getCredits,
-  getRun,
-  seedDemo,
-  setSessionPhase,
-  startRun,
-} from '@quill/db';
+import { getCredits, getRun } from '@quill/db';
+import { createSession } from '@quill/db/gateway';
+import { createRun, finishRun, setSessionPhase, startRun } from '@quill/db/router';
+import { seedDemo } from '@quill/db/seed';
 import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { type Bus, connectBus, ensureStreams, publishEnvelope, publishFrame } from '@quill/bus';
 import { errorFrame, frame, type SseFrame, UsageEnvelope } from '@quill/contracts';
-import { createUser, ensureQuotaAccount, getCredits } from '@quill/db';
+import { getCredits } from '@quill/db';
+import { ensureQuotaAccount } from '@quill/db/billing';
+import { createUser } from '@quill/db/gateway';
 import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

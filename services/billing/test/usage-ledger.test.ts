@@ -10,7 +10,8 @@ import {
   publishEnvelope,
 } from '@quill/bus';
 import { UsageEnvelope } from '@quill/contracts';
-import { createUser, tokensUsedToday, usageTodayByModel } from '@quill/db';
+import { tokensUsedToday, usageTodayByModel } from '@quill/db';
+import { createUser } from '@quill/db/gateway';
 import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

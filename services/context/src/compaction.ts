@@ -1,14 +1,12 @@
 import type { TokenUsage } from '@quill/contracts';
 import {
-  createFile,
   getFile,
   getLatestCompaction,
   type HistoryCompaction,
   type Queryable,
-  saveCompaction,
-  saveFileContent,
   withTransaction,
 } from '@quill/db';
+import { createFile, saveCompaction, saveFileContent } from '@quill/db/context';
 import { collectChat, type LlmClient } from '@quill/llm';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';

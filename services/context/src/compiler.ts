@@ -1,5 +1,5 @@
 import type { ContextCompileReply, ContextCompileRequest, TokenUsage } from '@quill/contracts';
-import { insertContextTrace, saveRunTurnContext } from '@quill/db';
+import { insertContextTrace, saveRunTurnContext } from '@quill/db/context';
 import { estimateTextTokens } from '@quill/llm';
 import type { TokenCounter } from './budget.ts';
 import { type CompactionDependencies, compactHistory } from './compaction.ts';

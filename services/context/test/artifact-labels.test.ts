@@ -1,18 +1,16 @@
+import { listArtifacts, withTransaction } from '@quill/db';
+import { createFile, saveFileContent } from '@quill/db/context';
 import {
   acceptArtifact,
-  attachReviewFindings,
-  createFile,
   createProject,
-  listArtifacts,
   rejectArtifact,
   requestArtifactRevision,
-  saveAiBody,
-  saveFileContent,
   setArtifactAcceptance,
-  withTransaction,
-} from '@quill/db';
+} from '@quill/db/gateway';
+import { attachReviewFindings } from '@quill/db/router';
 import type { TestDatabase } from '@quill/db/testing';
 import { createTestDatabase } from '@quill/db/testing';
+import { saveAiBody } from '@quill/db/workers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DRAFT_LABELS, fullHeader } from '../src/render.ts';
 import { compilerFor, createUserIn, newSession, startTurn, type TurnFixture } from './support.ts';

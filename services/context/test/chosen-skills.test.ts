@@ -1,5 +1,6 @@
 import { MAX_SKILLS_PER_REQUEST } from '@quill/contracts';
-import { getSkill, type Skill, saveSkillPackage, setSkillEnabled } from '@quill/db';
+import { getSkill, type Skill } from '@quill/db';
+import { saveSkillPackage, setSkillEnabled } from '@quill/db/gateway';
 import type { TestDatabase } from '@quill/db/testing';
 import { createTestDatabase } from '@quill/db/testing';
 import { estimateTextTokens } from '@quill/llm';

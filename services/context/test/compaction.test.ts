@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { appendMessage, createProject, getFile, getLatestCompaction } from '@quill/db';
+import { getFile, getLatestCompaction } from '@quill/db';
+import { appendMessage, createProject } from '@quill/db/gateway';
 import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
 import { type FakeLlm, startFakeLlm } from '@quill/fake-llm';
 import { createToolRunState, executeTool } from '@quill/tools';

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentRole } from '@quill/contracts';
-import { appendMessage, createFile, createProject, type ProjectFile, saveFileContent } from '@quill/db';
+import type { ProjectFile } from '@quill/db';
+import { createFile, saveFileContent } from '@quill/db/context';
+import { appendMessage, createProject } from '@quill/db/gateway';
 import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
 import { createToolRunState, executeTool, type ToolResult } from '@quill/tools';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { ChatMessage } from '@quill/contracts';
-import { appendMessage, createFile, createProject, type ProjectFile, saveSkillPackage } from '@quill/db';
+import type { ProjectFile } from '@quill/db';
+import { createFile } from '@quill/db/context';
+import { appendMessage, createProject, saveSkillPackage } from '@quill/db/gateway';
 import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compilerFor, createUserIn, newSession, startTurn, type TurnFixture, traceOf } from './support.ts';

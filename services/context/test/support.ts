@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentRole, ContextCompileRequest, ContextTrace } from '@quill/contracts';
-import { appendMessage, createSession, createUser, listContextTraces } from '@quill/db';
+import { listContextTraces } from '@quill/db';
+import { appendMessage, createSession, createUser } from '@quill/db/gateway';
 import type { TestDatabase } from '@quill/db/testing';
 import { createLlmClient, type LlmClient } from '@quill/llm';
 import pino from 'pino';

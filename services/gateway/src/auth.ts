@@ -1,5 +1,6 @@
 import { QuillError, StreamTicket } from '@quill/contracts';
-import { findApiKeyUser, getUser, type User, userForExternalIdentity } from '@quill/db';
+import { getUser, type User } from '@quill/db';
+import { findApiKeyUser, userForExternalIdentity } from '@quill/db/gateway';
 import type { FastifyRequest } from 'fastify';
 import type { Pool } from 'pg';
 import type { StreamTickets } from './stream-tickets.ts';

@@ -1,17 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { QuillError } from '@quill/contracts';
+import { getBranch, getSnapshot, type RestoreOutcome, withTransaction } from '@quill/db';
 import {
   createBranch,
   ensureActiveBranch,
-  getBranch,
-  getSnapshot,
-  type RestoreOutcome,
   restoreSnapshot,
   setActiveBranch,
   setBranchHead,
   takeSnapshot,
-  withTransaction,
-} from '@quill/db';
+} from '@quill/db/gateway';
 import { acquireSessionLock, type RedisClient, type RedisKeys, releaseSessionLock } from '@quill/redis';
 import type { Pool } from 'pg';
 

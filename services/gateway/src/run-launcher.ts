@@ -18,17 +18,14 @@ import {
   RunOpenRequest,
   RunStartEnvelope,
 } from '@quill/contracts';
+import { getProjectForUser, getSessionForUser, type User, withTransaction } from '@quill/db';
 import {
   appendMessage,
   createSession,
-  getProjectForUser,
-  getSessionForUser,
   pinSessionDefinitions,
   takeSnapshot,
   touchSession,
-  type User,
-  withTransaction,
-} from '@quill/db';
+} from '@quill/db/gateway';
 import {
   acquireSemaphore,
   acquireSessionLock,

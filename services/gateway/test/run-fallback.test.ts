@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { type Bus, publishFrame, readStored } from '@quill/bus';
 import { EventEnvelope, frame, isTerminalFrame } from '@quill/contracts';
-import { createRun, createSession, getRun, seedDemo, startRun } from '@quill/db';
+import { getRun } from '@quill/db';
+import { createSession } from '@quill/db/gateway';
+import { createRun, startRun } from '@quill/db/router';
+import { seedDemo } from '@quill/db/seed';
 import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

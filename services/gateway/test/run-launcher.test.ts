@@ -13,15 +13,8 @@ import {
   RunOpenRequest,
   RunStartEnvelope,
 } from '@quill/contracts';
-import {
-  addProjectMember,
-  createProject,
-  createSession,
-  createUser,
-  getActiveRunForSession,
-  getSession,
-  type User,
-} from '@quill/db';
+import { getActiveRunForSession, getSession, type User } from '@quill/db';
+import { addProjectMember, createProject, createSession, createUser } from '@quill/db/gateway';
 import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
 import {
   countSemaphore,

@@ -1,5 +1,5 @@
 import type { StepResult } from '@quill/contracts';
-import { deleteEmptyFiles } from '@quill/db';
+import { deleteEmptyFiles } from '@quill/db/router';
 import type { Pool } from 'pg';
 
 /**

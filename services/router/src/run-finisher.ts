@@ -13,7 +13,8 @@ import {
   type StepResult,
   type UiLanguage,
 } from '@quill/contracts';
-import { appendMessage, sessionAwaitsAcceptance } from '@quill/db';
+import { sessionAwaitsAcceptance } from '@quill/db';
+import { appendMessage } from '@quill/db/router';
 import { type RedisClient, type RedisKeys, releaseSemaphore, releaseSessionLock } from '@quill/redis';
 import { quillMetrics, SpanStatusCode, trace } from '@quill/telemetry';
 import type { Pool } from 'pg';

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { createFile, createProject, createUser, getPreRunContents, saveFileContent } from '@quill/db';
+import { getPreRunContents } from '@quill/db';
+import { createFile, createProject, createUser } from '@quill/db/gateway';
 import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
+import { saveFileContent } from '@quill/db/workers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadReviewEvidence } from '../src/workflow/evidence-reads.ts';
 import { buildDirective } from '../src/workflow/handoff-packet.ts';

@@ -12,7 +12,8 @@ import {
   StepRecordEnvelope,
   TaskEnvelope,
 } from '@quill/contracts';
-import { finishRun, getRun } from '@quill/db';
+import { getRun } from '@quill/db';
+import { finishRun } from '@quill/db/router';
 import { requestStop } from '@quill/run-control';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPhaseWriter } from '../src/phases/phase-writer.ts';

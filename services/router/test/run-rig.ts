@@ -7,7 +7,8 @@ import {
   type RunStartEnvelope,
   type SseFrame,
 } from '@quill/contracts';
-import { createProject, createRun, createSession, createUser, startRun } from '@quill/db';
+import { createProject, createSession, createUser } from '@quill/db/gateway';
+import { createRun, startRun } from '@quill/db/router';
 import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
 import { createRedis, type RedisClient, type RedisKeys, redisKeys } from '@quill/redis';
 import { type Logger, pino } from 'pino';

@@ -1,16 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { type Bus, publishEnvelope, publishFrame, readStored } from '@quill/bus';
 import { EventEnvelope, errorFrame, frame, type SseFrame, StepRecordEnvelope } from '@quill/contracts';
-import {
-  createRun,
-  createSession,
-  getArchivedFrames,
-  getRun,
-  getSession,
-  seedDemo,
-  setSessionPhase,
-  startRun,
-} from '@quill/db';
+import { getArchivedFrames, getRun, getSession } from '@quill/db';
+import { createSession } from '@quill/db/gateway';
+import { createRun, setSessionPhase, startRun } from '@quill/db/router';
+import { seedDemo } from '@quill/db/seed';
 import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,12 +1,7 @@
 import { composeDirective } from '@quill/agent-runtime';
 import type { AgentRole, TaskEnvelope } from '@quill/contracts';
-import {
-  buildRoleDefinition,
-  type DefinitionSettings,
-  pinnedRolePrompt,
-  seedRoleDefinition,
-  withTransaction,
-} from '@quill/db';
+import { buildRoleDefinition, type DefinitionSettings, withTransaction } from '@quill/db';
+import { pinnedRolePrompt, seedRoleDefinition } from '@quill/db/workers';
 import { toolNamesForRole } from '@quill/tools';
 import type { Pool } from 'pg';
 

@@ -1,7 +1,8 @@
 import { type JetStreamManager, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { busNames } from '@quill/contracts';
-import { createProject, createUser, ensureQuotaAccount, storeApiKey } from '@quill/db';
+import { ensureQuotaAccount } from '@quill/db/billing';
+import { createProject, createUser, storeApiKey } from '@quill/db/gateway';
 import type { Pool } from 'pg';
 import type { FakeLlmProcess, FakeLlmProcessOptions } from '../../support/fake-llm-process.ts';
 import { type ServiceName, type Stack, startStack } from '../../support/stack.ts';

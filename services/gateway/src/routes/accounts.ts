@@ -1,14 +1,6 @@
 import { ApiKeyParams, CreateApiKeyBody, CreateUserBody, QuillError } from '@quill/contracts';
-import {
-  type ApiKeySummary,
-  createApiKey,
-  createUser,
-  listApiKeys,
-  PG_ERROR,
-  pgErrorCode,
-  revokeApiKey,
-  type User,
-} from '@quill/db';
+import { type ApiKeySummary, listApiKeys, PG_ERROR, pgErrorCode, type User } from '@quill/db';
+import { createApiKey, createUser, revokeApiKey } from '@quill/db/gateway';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayDependencies } from '../app.ts';
 import { requireUser } from '../auth.ts';

@@ -13,21 +13,23 @@ import {
 import {
   type Artifact,
   type ArtifactDecision,
-  acceptArtifact,
   getArtifact,
   getArtifactAcceptance,
   getFile,
   getRun,
   getRunForUser,
-  linkRevisionRun,
   listArtifacts,
-  rejectArtifact,
-  requestArtifactRevision,
   runAwaitsAcceptance,
-  setArtifactAcceptance,
-  undoArtifactDecision,
   withTransaction,
 } from '@quill/db';
+import {
+  acceptArtifact,
+  linkRevisionRun,
+  rejectArtifact,
+  requestArtifactRevision,
+  setArtifactAcceptance,
+  undoArtifactDecision,
+} from '@quill/db/gateway';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayDependencies } from '../app.ts';
 import { requireUser } from '../auth.ts';

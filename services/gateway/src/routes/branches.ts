@@ -13,10 +13,9 @@ import {
   getRunStartSnapshot,
   getSnapshot,
   listBranches,
-  restoreSnapshot,
-  setActiveBranch,
   type User,
 } from '@quill/db';
+import { restoreSnapshot, setActiveBranch } from '@quill/db/gateway';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
 import type { GatewayDependencies } from '../app.ts';
 import { requireUser } from '../auth.ts';

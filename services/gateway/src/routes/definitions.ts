@@ -1,5 +1,6 @@
 import { QuillError, SessionIdParams } from '@quill/contracts';
-import { getSessionForUser, sessionDefinitions, upgradeSessionDefinitions, withTransaction } from '@quill/db';
+import { getSessionForUser, sessionDefinitions, withTransaction } from '@quill/db';
+import { upgradeSessionDefinitions } from '@quill/db/gateway';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayDependencies } from '../app.ts';
 import { requireUser } from '../auth.ts';

@@ -1,5 +1,6 @@
 import { FileVisibilityBody, ProjectFileParams, QuillError } from '@quill/contracts';
-import { getProjectForUser, setFileVisibility } from '@quill/db';
+import { getProjectForUser } from '@quill/db';
+import { setFileVisibility } from '@quill/db/gateway';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayDependencies } from '../app.ts';
 import { requireUser } from '../auth.ts';

@@ -9,8 +9,6 @@ import {
   UpdateFileBody,
 } from '@quill/contracts';
 import {
-  acceptArtifact,
-  createFile,
   type FileVersion,
   findDraftArtifact,
   getFile,
@@ -19,13 +17,17 @@ import {
   listFiles,
   listFileVersions,
   type ProjectFile,
+  type User,
+  withTransaction,
+} from '@quill/db';
+import {
+  acceptArtifact,
+  createFile,
   recordAiArtifact,
   saveFileContentIfVersion,
   setFileTitle,
   softDeleteFile,
-  type User,
-  withTransaction,
-} from '@quill/db';
+} from '@quill/db/gateway';
 import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
 import type { GatewayDependencies } from '../app.ts';

@@ -9,12 +9,10 @@ import {
   findUserByEmail,
   getProjectMember,
   getUser,
-  insertProjectMember,
   listProjectMembers,
   type ProjectMember,
-  removeProjectMember,
-  setProjectMemberRole,
 } from '@quill/db';
+import { insertProjectMember, removeProjectMember, setProjectMemberRole } from '@quill/db/gateway';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayDependencies } from '../app.ts';
 import { requireUser } from '../auth.ts';

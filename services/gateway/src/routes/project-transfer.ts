@@ -1,5 +1,6 @@
 import { PROJECT_ZIP_LIMITS, ProjectIdParams, QuillError } from '@quill/contracts';
-import { getProjectWorkspace, importProject, listFiles } from '@quill/db';
+import { getProjectWorkspace, listFiles } from '@quill/db';
+import { importProject } from '@quill/db/gateway';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { GatewayDependencies } from '../app.ts';
 import { requireUser } from '../auth.ts';

@@ -7,15 +7,14 @@ import {
   QuillError,
   UpdateProjectBody,
 } from '@quill/contracts';
+import { listProjectsPage, withTransaction } from '@quill/db';
 import {
   commitProjectNotes,
   createProject,
-  listProjectsPage,
   restoreProject,
   softDeleteProject,
   updateProject,
-  withTransaction,
-} from '@quill/db';
+} from '@quill/db/gateway';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayDependencies } from '../app.ts';
 import { requireUser } from '../auth.ts';

@@ -5,9 +5,8 @@ import {
   listSessionMessagesPage,
   listSessionRunsPage,
   listSessionsPage,
-  renameSession,
-  softDeleteSession,
 } from '@quill/db';
+import { renameSession, softDeleteSession } from '@quill/db/gateway';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayDependencies } from '../app.ts';
 import { requireUser } from '../auth.ts';

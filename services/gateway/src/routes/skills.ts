@@ -5,15 +5,8 @@ import {
   SkillPatchBody,
   type SkillView,
 } from '@quill/contracts';
-import {
-  deleteSkill,
-  getSkill,
-  listSkillResourceContents,
-  listSkills,
-  type SkillSummary,
-  saveSkillPackage,
-  setSkillEnabled,
-} from '@quill/db';
+import { getSkill, listSkillResourceContents, listSkills, type SkillSummary } from '@quill/db';
+import { deleteSkill, saveSkillPackage, setSkillEnabled } from '@quill/db/gateway';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { GatewayDependencies } from '../app.ts';
 import { requireUser } from '../auth.ts';

@@ -15,11 +15,9 @@ import {
   getSnapshot,
   listSnapshotsPage,
   type RestoreOutcome,
-  restoreSnapshot,
   type SnapshotState,
-  takeSnapshot,
-  undoRun,
 } from '@quill/db';
+import { restoreSnapshot, takeSnapshot, undoRun } from '@quill/db/gateway';
 import { createTwoFilesPatch } from 'diff';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Pool } from 'pg';

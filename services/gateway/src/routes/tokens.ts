@@ -1,5 +1,5 @@
 import { QuillError, TokenRequestBody } from '@quill/contracts';
-import { findUserByApiKey } from '@quill/db';
+import { findUserByApiKey } from '@quill/db/gateway';
 import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
 import { parseInput } from '../http-errors.ts';

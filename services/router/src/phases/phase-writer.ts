@@ -1,14 +1,6 @@
 import type { Phase } from '@quill/contracts';
-import {
-  answerSessionIfSettled,
-  type FinishRunInput,
-  finishRun,
-  getActiveRunForSession,
-  type PhaseWrite,
-  type Queryable,
-  setSessionPhase,
-  startRun,
-} from '@quill/db';
+import { type FinishRunInput, getActiveRunForSession, type PhaseWrite, type Queryable } from '@quill/db';
+import { answerSessionIfSettled, finishRun, setSessionPhase, startRun } from '@quill/db/router';
 import type { Logger } from 'pino';
 
 /**

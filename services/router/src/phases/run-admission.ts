@@ -10,7 +10,8 @@ import {
   SessionReviewedReply as SessionReviewedReplySchema,
   SessionReviewedRequest,
 } from '@quill/contracts';
-import { createRun, discardIdleRun, getRun } from '@quill/db';
+import { getRun } from '@quill/db';
+import { createRun, discardIdleRun } from '@quill/db/router';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { PhaseWriter } from './phase-writer.ts';

@@ -1,6 +1,7 @@
 import { type Bus, readStored } from '@quill/bus';
 import { EventEnvelope, StepRecordEnvelope } from '@quill/contracts';
-import { type ArchivedFrame, type ArchivedStep, saveRunArchive } from '@quill/db';
+import type { ArchivedFrame, ArchivedStep } from '@quill/db';
+import { saveRunArchive } from '@quill/db/router';
 import type { Pool } from 'pg';
 
 export type ArchiveResult = 'archived' | 'already' | 'not_ended';

@@ -1,6 +1,7 @@
 import { type Bus, publishFrame, readStored } from '@quill/bus';
 import { EventEnvelope, errorFrame, frame, isTerminalFrame, msgIds, type SseFrame } from '@quill/contracts';
-import { copySettledDecisions, listRunningRunsOlderThan, listUnarchivedEndedRuns } from '@quill/db';
+import { listRunningRunsOlderThan, listUnarchivedEndedRuns } from '@quill/db';
+import { copySettledDecisions } from '@quill/db/router';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { PhaseWriter } from './phase-writer.ts';

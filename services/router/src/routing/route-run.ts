@@ -6,9 +6,9 @@ import {
   getSession,
   listMessages,
   listWaitingRuns,
-  mergeMessageRouting,
   projectHasAssistantReply,
 } from '@quill/db';
+import { mergeMessageRouting } from '@quill/db/router';
 import { collectChat, type LlmClient } from '@quill/llm';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';

@@ -7,7 +7,7 @@ import {
   replyLanguage,
   type UiLanguage,
 } from '@quill/contracts';
-import { attachReviewFindings, deleteEmptyFiles, mergeMessageRouting } from '@quill/db';
+import { attachReviewFindings, deleteEmptyFiles, mergeMessageRouting } from '@quill/db/router';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { type RoutingDependencies, routeRun } from '../routing/route-run.ts';

@@ -1,0 +1,2 @@
+export { ensureQuotaAccount } from './quota.ts';
+export { recordUsage } from './usage.ts';

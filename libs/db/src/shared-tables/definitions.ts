@@ -1,0 +1,188 @@
+import { createHash } from 'node:crypto';
+import { isUuid } from '../ids.ts';
+import type { Queryable } from '../pool.ts';
+
+/**
+ * Definitions and pinning (docs/kernel.md "Definitions and pinning"): a role's definition —
+ * its prompt, tool set, model and budget settings — is a versioned record. A service seeds the
+ * definitions its code carries at start-up, by content hash, so a deploy that changes a prompt
+ * adds a version instead of changing the one running sessions use. A session pins the versions
+ * it started with; only an explicit upgrade moves it.
+ */
+export interface RoleDefinition {
+  prompt: string;
+  tools: readonly string[];
+  model: Record<string, unknown>;
+  budget: Record<string, unknown>;
+}
+
+export interface PinnedDefinition {
+  role: string;
+  version: number;
+  definition: RoleDefinition;
+}
+
+/** The content hash of a definition: key order does not matter, every value does. */
+export function definitionHash(definition: RoleDefinition): string {
+  return createHash('sha256').update(canonicalJson(definition)).digest('hex');
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1));
+    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * Records the definition a starting service carries and makes it the role's current one; the
+ * same content is the same version. Run in a transaction: replicas starting together serialise
+ * on the role's advisory lock, so they agree on the version number.
+ */
+export async function seedRoleDefinition(
+  db: Queryable,
+  role: string,
+  definition: RoleDefinition,
+): Promise<number> {
+  const hash = definitionHash(definition);
+  await db.query("SELECT pg_advisory_xact_lock(hashtext('role_definitions:' || $1))", [role]);
+  const { rows } = await db.query<{ version: number }>(
+    `WITH existing AS (
+       UPDATE role_definitions SET current_since = clock_timestamp()
+       WHERE role = $1 AND content_hash = $2 RETURNING version
+     ), added AS (
+       INSERT INTO role_definitions (role, version, content_hash, definition)
+       SELECT $1, COALESCE((SELECT max(version) FROM role_definitions WHERE role = $1), 0) + 1, $2, $3::jsonb
+       WHERE NOT EXISTS (SELECT 1 FROM existing)
+       RETURNING version
+     )
+     SELECT version FROM existing UNION ALL SELECT version FROM added`,
+    [role, hash, JSON.stringify(definition)],
+  );
+  return rows[0]!.version;
+}
+
+/** Pins every role's current version the session has no pin for yet (its first run does this). */
+export async function pinSessionDefinitions(db: Queryable, sessionId: string): Promise<void> {
+  await db.query(
+    `INSERT INTO session_definition_pins (session_id, role, version)
+     SELECT DISTINCT ON (role) $1::uuid, role, version FROM role_definitions
+     ORDER BY role, current_since DESC
+     ON CONFLICT (session_id, role) DO NOTHING`,
+    [sessionId],
+  );
+}
+
+/**
+ * The definition a session runs a role with: its pin, made now from the current version when
+ * the role had no definition yet at the session's start. Recorded against the run too.
+ */
+export async function resolveRunDefinition(
+  db: Queryable,
+  input: { sessionId: string; runId: string; role: string },
+): Promise<PinnedDefinition | null> {
+  await db.query(
+    `INSERT INTO session_definition_pins (session_id, role, version)
+     SELECT $1::uuid, role, version FROM role_definitions WHERE role = $2
+     ORDER BY current_since DESC LIMIT 1
+     ON CONFLICT (session_id, role) DO NOTHING`,
+    [input.sessionId, input.role],
+  );
+  const { rows } = await db.query<{ version: number; definition: RoleDefinition }>(
+    `SELECT d.version, d.definition FROM session_definition_pins p
+     JOIN role_definitions d ON d.role = p.role AND d.version = p.version
+     WHERE p.session_id = $1 AND p.role = $2`,
+    [input.sessionId, input.role],
+  );
+  const pinned = rows[0];
+  if (!pinned) return null;
+  await db.query(
+    `INSERT INTO run_definitions (run_id, role, version) VALUES ($1, $2, $3)
+     ON CONFLICT (run_id, role) DO NOTHING`,
+    [input.runId, input.role, pinned.version],
+  );
+  return { role: input.role, version: pinned.version, definition: pinned.definition };
+}
+
+/** role → version a run used. */
+export async function listRunDefinitions(db: Queryable, runId: string): Promise<Record<string, number>> {
+  if (!isUuid(runId)) return {};
+  const { rows } = await db.query<{ role: string; version: number }>(
+    'SELECT role, version FROM run_definitions WHERE run_id = $1 ORDER BY role',
+    [runId],
+  );
+  return Object.fromEntries(rows.map((row) => [row.role, row.version]));
+}
+
+/** What a session is pinned to, and what a new session would get. */
+export async function sessionDefinitions(
+  db: Queryable,
+  sessionId: string,
+): Promise<{ pinned: Record<string, number>; current: Record<string, number> }> {
+  const [pinned, current] = await Promise.all([
+    db.query<{ role: string; version: number }>(
+      'SELECT role, version FROM session_definition_pins WHERE session_id = $1 ORDER BY role',
+      [sessionId],
+    ),
+    db.query<{ role: string; version: number }>(
+      `SELECT DISTINCT ON (role) role, version FROM role_definitions ORDER BY role, current_since DESC`,
+    ),
+  ]);
+  return {
+    pinned: Object.fromEntries(pinned.rows.map((row) => [row.role, row.version])),
+    current: Object.fromEntries(current.rows.map((row) => [row.role, row.version])),
+  };
+}
+
+/** The explicit upgrade: the session's pins move to the current versions. */
+export async function upgradeSessionDefinitions(db: Queryable, sessionId: string): Promise<void> {
+  await db.query('DELETE FROM session_definition_pins WHERE session_id = $1', [sessionId]);
+  await pinSessionDefinitions(db, sessionId);
+}
+
+/** The settings of a role definition besides its prompt, from the service's config. */
+export interface DefinitionSettings {
+  LLM_PRIMARY_MODEL: string;
+  LLM_ROLE_MODEL_OVERRIDES?: string | undefined;
+  AGENT_TOOL_CALL_MAX_ITERATIONS: number;
+  AGENT_MAX_OUTPUT_CONTINUATIONS: number;
+  AGENT_SKILL_TOKEN_BUDGET: number;
+  /** Appended to every role prompt a service carries (a deploy-time prompt change). */
+  ROLE_PROMPT_REVISION: string;
+}
+
+export function buildRoleDefinition(
+  prompt: string,
+  tools: readonly string[],
+  config: DefinitionSettings,
+): RoleDefinition {
+  return {
+    prompt: config.ROLE_PROMPT_REVISION.trim() ? `${prompt}\n${config.ROLE_PROMPT_REVISION.trim()}` : prompt,
+    tools: [...tools].sort(),
+    model: { primary: config.LLM_PRIMARY_MODEL, role_overrides: config.LLM_ROLE_MODEL_OVERRIDES ?? null },
+    budget: {
+      max_tool_turns: config.AGENT_TOOL_CALL_MAX_ITERATIONS,
+      max_output_continuations: config.AGENT_MAX_OUTPUT_CONTINUATIONS,
+      skill_token_budget: config.AGENT_SKILL_TOKEN_BUDGET,
+    },
+  };
+}
+
+/**
+ * The role prompt a task runs with: its session's pinned definition (recorded against the run),
+ * or `fallback` — the code's own prompt — when the role has no definition at all.
+ */
+export async function pinnedRolePrompt(
+  db: Queryable,
+  task: { session_id: string; run_id: string; role: string },
+  fallback: string,
+): Promise<string> {
+  const pinned = await resolveRunDefinition(db, {
+    sessionId: task.session_id,
+    runId: task.run_id,
+    role: task.role,
+  });
+  return pinned?.definition.prompt ?? fallback;
+}

@@ -1,0 +1,11 @@
+export { recordSkillRead } from '../gateway/skills.ts';
+export { recordAiArtifact } from '../shared-tables/artifacts.ts';
+export { pinnedRolePrompt, seedRoleDefinition } from '../shared-tables/definitions.ts';
+export { setFileTitle, softDeleteFiles } from '../shared-tables/file-edits.ts';
+export { createFile, saveFileContent } from '../shared-tables/files.ts';
+export { deleteEmptyFiles } from '../shared-tables/routing.ts';
+export { commitProjectNotes } from '../shared-tables/state-commits.ts';
+export { saveAiBody } from './ai-writes.ts';
+export { updateProjectWorkspace } from './project-workspace.ts';
+export { bumpRunEpoch } from './run-fence.ts';
+export { saveStepJournal } from './step-journals.ts';
