@@ -13,6 +13,8 @@ export interface LibExports {
   name: string;
   /** Repository-relative: `libs/bus`. */
   dir: string;
+  /** The entry file, repository-relative: `libs/bus/src/index.ts`. */
+  entry: string;
   exported: string[];
   /** Exported names imported by some file outside the lib, with whether a shipped file does. */
   usedBy: Map<string, { src: boolean; other: boolean }>;
@@ -137,31 +139,61 @@ export function unusedLibExports(root: string): LibExports[] {
   const libs = globSync('libs/*/package.json', { cwd: root })
     .map((file) => file.split('\\').join('/'))
     .sort();
-  return libs.map((manifestPath) => {
+  return libs.flatMap((manifestPath) => {
     const dir = dirname(manifestPath);
-    const name = (JSON.parse(readFileSync(join(root, manifestPath), 'utf8')) as { name: string }).name;
-    const exported = exportedNames(join(root, dir, 'src/index.ts'));
-    const usedBy = new Map<string, { src: boolean; other: boolean }>();
-    for (const file of files) {
-      if (file.startsWith(`${dir}/`)) continue;
-      const shipped = /^(apps|libs|services)\/[^/]+\/src\//.test(file);
-      const imported = imports.get(file)?.get(name) ?? [];
-      for (const each of imported.includes('*') ? exported : imported) {
-        const use = usedBy.get(each) ?? { src: false, other: false };
-        if (shipped) use.src = true;
-        else use.other = true;
-        usedBy.set(each, use);
-      }
-    }
-    return {
-      name,
-      dir,
-      exported,
-      usedBy,
-      unused: exported.filter((each) => !usedBy.has(each)).sort(),
-      testOnly: exported.filter((each) => usedBy.get(each)?.src === false).sort(),
+    const manifest = JSON.parse(readFileSync(join(root, manifestPath), 'utf8')) as {
+      name: string;
+      exports?: unknown;
     };
+    return libEntries(manifest.exports).map(([subpath, entryFile]) => {
+      const name = subpath === '.' ? manifest.name : `${manifest.name}${subpath.slice(1)}`;
+      return entryReport(root, files, imports, { name, dir, entry: join(dir, entryFile) });
+    });
   });
+}
+
+/**
+ * The entries of a lib that are public surfaces: `.` (`src/index.ts`) and every subpath whose
+ * target is another `index.ts` (libs/db's owner entries, `@quill/db/gateway`); the `./testing`
+ * doubles and single-file entries (a preload, a seed) are left out.
+ */
+function libEntries(exports: unknown): Array<[string, string]> {
+  if (!exports || typeof exports !== 'object') return [['.', 'src/index.ts']];
+  const entries = Object.entries(exports as Record<string, unknown>).filter(
+    (entry): entry is [string, string] =>
+      typeof entry[1] === 'string' && (entry[0] === '.' || entry[1].endsWith('/index.ts')),
+  );
+  return entries.length > 0 ? entries : [['.', 'src/index.ts']];
+}
+
+function entryReport(
+  root: string,
+  files: string[],
+  imports: Map<string, Map<string, string[]>>,
+  { name, dir, entry }: { name: string; dir: string; entry: string },
+): LibExports {
+  const exported = exportedNames(join(root, entry));
+  const usedBy = new Map<string, { src: boolean; other: boolean }>();
+  for (const file of files) {
+    if (file.startsWith(`${dir}/`)) continue;
+    const shipped = /^(apps|libs|services)\/[^/]+\/src\//.test(file);
+    const imported = imports.get(file)?.get(name) ?? [];
+    for (const each of imported.includes('*') ? exported : imported) {
+      const use = usedBy.get(each) ?? { src: false, other: false };
+      if (shipped) use.src = true;
+      else use.other = true;
+      usedBy.set(each, use);
+    }
+  }
+  return {
+    name,
+    dir,
+    entry,
+    exported,
+    usedBy,
+    unused: exported.filter((each) => !usedBy.has(each)).sort(),
+    testOnly: exported.filter((each) => usedBy.get(each)?.src === false).sort(),
+  };
 }
 
 /**

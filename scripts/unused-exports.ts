@@ -1,5 +1,6 @@
 /**
- * `node scripts/unused-exports.ts [--json]`: the exports of each lib's `src/index.ts` that no
+ * `node scripts/unused-exports.ts [--json]`: the exports of each lib's `src/index.ts` (and of its
+ * subpath index entries, libs/db's `@quill/db/<owner>`) that no
  * file outside the lib imports (candidates to drop from the public surface, see
  * docs/architecture.md "Boundaries"), and those only tests or scripts use. It only reports; the
  * exit code is 0 either way.
@@ -17,7 +18,7 @@ if (process.argv.includes('--json')) {
   let total = 0;
   for (const lib of libs) {
     total += lib.unused.length;
-    console.log(`${lib.name} (${lib.dir}/src/index.ts): ${lib.exported.length} exports`);
+    console.log(`${lib.name} (${lib.entry}): ${lib.exported.length} exports`);
     console.log(`  unused outside the lib (${lib.unused.length}): ${lib.unused.join(', ') || '—'}`);
     console.log(`  used only by tests/scripts (${lib.testOnly.length}): ${lib.testOnly.join(', ') || '—'}`);
   }

@@ -69,7 +69,16 @@ const pkg = (name: string, dir: string, kind: PackageKind, declared: string[] = 
   exports:
     kind === 'service'
       ? {}
-      : { '.': './src/index.ts', ...(name.endsWith('db') ? { './testing': './src/testing.ts' } : {}) },
+      : {
+          '.': './src/index.ts',
+          ...(name.endsWith('db')
+            ? {
+                './testing': './src/testing.ts',
+                './gateway': './src/gateway/index.ts',
+                './router': './src/router/index.ts',
+              }
+            : {}),
+        },
   declared,
 });
 const contracts = pkg('@quill/contracts', 'libs/contracts', 'lib');
@@ -153,6 +162,18 @@ describe('checkImport', () => {
     expect(rulesBroken(router, 'services/router/src/main.ts', '@quill/db')).toEqual([
       'undeclared-dependency',
     ]);
+  });
+
+  it('lets a service write only through its own owner entry of libs/db, and tests through any', () => {
+    expect(rulesBroken(gateway, 'services/gateway/src/app.ts', '@quill/db/gateway')).toEqual([]);
+    expect(rulesBroken(router, 'services/router/src/main.ts', '@quill/db/router')).toEqual([
+      'undeclared-dependency',
+    ]);
+    expect(rulesBroken(gateway, 'services/gateway/src/app.ts', '@quill/db/router')).toEqual([
+      'foreign-db-writes',
+    ]);
+    expect(rulesBroken(bus, 'libs/bus/src/publish.ts', '@quill/db/gateway')).toEqual(['foreign-db-writes']);
+    expect(rulesBroken(gateway, 'services/gateway/test/app.test.ts', '@quill/db/router')).toEqual([]);
   });
 
   it('keeps libs/contracts a leaf: zod and node built-ins only', () => {

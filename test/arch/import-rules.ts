@@ -16,6 +16,7 @@ export type RuleId =
   | 'src-leaves-package'
   | 'contracts-not-a-leaf'
   | 'undeclared-dependency'
+  | 'foreign-db-writes'
   | 'package-cycle';
 
 export interface Violation {
@@ -96,6 +97,23 @@ const APP_MAY_IMPORT = new Set(['@quill/contracts', '@quill/client']);
 /** libs/contracts is the leaf every package shares: schemas only, no driver, no other package. */
 const CONTRACTS_MAY_IMPORT = new Set(['zod']);
 
+/**
+ * The owners of docs/architecture.md "What each service owns", by the package whose code writes for
+ * them: writer and reviewer are one worker runtime, built from libs/agent-runtime and libs/tools.
+ */
+const DB_OWNER_OF_PACKAGE: Record<string, string> = {
+  '@quill/gateway': 'gateway',
+  '@quill/router': 'router',
+  '@quill/writer': 'workers',
+  '@quill/reviewer': 'workers',
+  '@quill/agent-runtime': 'workers',
+  '@quill/tools': 'workers',
+  '@quill/context': 'context',
+  '@quill/billing': 'billing',
+};
+/** libs/db's write entries (`@quill/db/<owner>`); `@quill/db` itself is pool, migrations and reads. */
+export const DB_WRITE_ENTRIES = new Set(['gateway', 'router', 'workers', 'context', 'billing', 'seed']);
+
 /** The violations of one import of a workspace package's file (none for an allowed import). */
 export function checkImport(
   edge: ImportEdge,
@@ -148,6 +166,14 @@ export function checkImport(
   }
   if (inSrc && pkg !== from && !from.declared.includes(pkg.name)) {
     flag('undeclared-dependency', `${pkg.name} is not in ${from.dir}/package.json's dependencies`);
+  }
+  const dbEntry = pkg.name === '@quill/db' ? target.subpath.slice(2) : '';
+  if (inSrc && DB_WRITE_ENTRIES.has(dbEntry) && DB_OWNER_OF_PACKAGE[from.name] !== dbEntry) {
+    // One owner per table (docs/decisions/0010, 0021): a package writes only through its owner's entry.
+    flag(
+      'foreign-db-writes',
+      `${from.name} imports @quill/db/${dbEntry}, the write functions of ${dbEntry === 'seed' ? 'the demo seed' : `the ${dbEntry}`}; it may write only through ${DB_OWNER_OF_PACKAGE[from.name] ? `@quill/db/${DB_OWNER_OF_PACKAGE[from.name]}` : 'no @quill/db write entry'}`,
+    );
   }
   if (target.viaRelativePath) {
     flag('internal-file', `reaches into ${pkg.name} by path (${edge.specifier}); import its exports`);

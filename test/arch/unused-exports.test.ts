@@ -72,6 +72,42 @@ describe('unusedLibExports', () => {
   });
 });
 
+describe('unusedLibExports on subpath entries', () => {
+  const root = mkdtempSync(join(tmpdir(), 'quill-unused-entries-'));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+  const write = (path: string, text: string) => {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), text);
+  };
+
+  it('reports each index entry of the exports map on its own, leaving out testing and single files', () => {
+    write(
+      'libs/d/package.json',
+      JSON.stringify({
+        name: '@quill/d',
+        exports: {
+          '.': './src/index.ts',
+          './w': './src/w/index.ts',
+          './seed': './src/seed.ts',
+          './testing': './src/testing.ts',
+        },
+      }),
+    );
+    write('libs/d/src/index.ts', 'export const read = 1;\n');
+    write('libs/d/src/w/index.ts', 'export const write = 1;\nexport const idle = 2;\n');
+    write('libs/d/src/seed.ts', 'export const seed = 1;\n');
+    write(
+      'services/s/src/main.ts',
+      "import { read } from '@quill/d';\nimport { write } from '@quill/d/w';\n",
+    );
+    const libs = unusedLibExports(root);
+    expect(libs.map((lib) => [lib.name, lib.entry, lib.unused])).toEqual([
+      ['@quill/d', 'libs/d/src/index.ts', []],
+      ['@quill/d/w', 'libs/d/src/w/index.ts', ['idle']],
+    ]);
+  });
+});
+
 // The repository itself: every lib index exports only what something outside the lib imports.
 describe('lib public surfaces', () => {
   it('export nothing that no file outside the lib imports, beyond the commented allow-list', () => {

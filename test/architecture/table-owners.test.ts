@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { exportedNames } from '../../scripts/lib-unused-exports.ts';
 import { dbFunctionWrites, serviceWrites, tablesOf, type WriteSite } from './table-writes.ts';
 
 // One owning service per table (docs/architecture.md "What each service owns"): the code of each
@@ -103,6 +104,39 @@ describe('one owner per table', () => {
     expect([...ownersOf('credit_grants')]).toEqual(['billing']);
     expect([...ownersOf('run_fences')]).toEqual(['workers']);
   });
+});
+
+// libs/db is split by owner (docs/decisions/0021-libs-db-split-by-owner.md): `@quill/db` is the
+// pool, migrations, ids and reads any package may import; `@quill/db/<owner>` holds the functions
+// that write, and test/arch/import-rules.ts lets only that owner's code import it.
+describe('libs/db entries', () => {
+  const entry = (subpath: string) => join(ROOT, 'libs/db/src', subpath, 'index.ts');
+  const writesOf = (name: string) => [...(dbWrites.get(name) ?? [])];
+
+  it('@quill/db exports no function that writes', () => {
+    const writers = exportedNames(entry('.')).filter((name) => writesOf(name).length > 0);
+    expect(writers.map((name) => `${name} writes ${writesOf(name).join(', ')}`)).toEqual([]);
+  });
+
+  it.each(['gateway', 'router', 'workers', 'context', 'billing'])(
+    '@quill/db/%s exports only functions that write, and only tables its owner may write',
+    (owner) => {
+      const names = exportedNames(entry(owner));
+      expect(names.length).toBeGreaterThan(0);
+      expect(
+        names.filter((name) => writesOf(name).length === 0),
+        'exports a reader',
+      ).toEqual([]);
+      const services = SERVICES.filter((service) => ownerOf(service) === owner);
+      const allowed = new Set(services.flatMap((service) => [...documented.get(service)!]));
+      const foreign = names.flatMap((name) =>
+        writesOf(name)
+          .filter((table) => !allowed.has(table))
+          .map((table) => `${name} writes ${table}`),
+      );
+      expect(foreign, `writes a table the ${owner} row does not name`).toEqual([]);
+    },
+  );
 });
 
 describe('the write scanner', () => {
