@@ -1,15 +1,14 @@
 import { createParser } from 'eventsource-parser';
 import { describe, expect, it } from 'vitest';
+import { type FrameType, NON_TERMINAL_WORKFLOW_STOPPED_REASONS } from '../src/frames.ts';
 import {
   ERROR_CATALOG,
   ERROR_CODES,
   encodeSseRetry,
   errorFrame,
   FRAME_TYPES,
-  type FrameType,
   frame,
   isTerminalFrame,
-  NON_TERMINAL_WORKFLOW_STOPPED_REASONS,
   SseFrame,
   WORKFLOW_STOPPED_REASONS,
 } from '../src/index.ts';

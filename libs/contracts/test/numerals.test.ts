@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { chapterNumber, findNumber, formatChineseNumber, parseChineseNumber } from '../src/index.ts';
+import { chapterNumber, formatChineseNumber, parseChineseNumber } from '../src/index.ts';
+import { findNumber } from '../src/numerals.ts';
 
 /**
  * The one table of numeral cases for the whole codebase (docs/agent-behaviour.md, the numeral

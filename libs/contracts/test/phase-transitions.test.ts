@@ -1,14 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { checkTransition, Phase, type PhaseSubject } from '../src/index.ts';
 import {
-  checkTransition,
   INITIAL_PHASE,
   isFinalRunPhase,
   PHASE_TRANSITIONS,
-  Phase,
-  type PhaseSubject,
   phasesLeadingTo,
-} from '../src/index.ts';
+} from '../src/phase-transitions.ts';
 
 const PHASES = Phase.options;
 type Pair = [Phase, Phase];
