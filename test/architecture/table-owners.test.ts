@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { exportedNames } from '../../scripts/lib-unused-exports.ts';
-import { dbFunctionWrites, serviceWrites, tablesOf, type WriteSite } from './table-writes.ts';
+import { dbFunctionWrites, serviceWrites, sourceFiles, tablesOf, type WriteSite } from './table-writes.ts';
 
 // One owning service per table (docs/architecture.md "What each service owns"): the code of each
 // service may write only the tables its row names, every row names only what the code writes,
@@ -137,6 +137,26 @@ describe('libs/db entries', () => {
       expect(foreign, `writes a table the ${owner} row does not name`).toEqual([]);
     },
   );
+});
+
+describe('libs/db modules', () => {
+  it("an owner's module calls no write function of another owner's module (shared ones live in shared-tables/)", () => {
+    const owners = ['gateway', 'router', 'workers', 'context', 'billing'];
+    const foreign: string[] = [];
+    for (const owner of owners) {
+      for (const path of sourceFiles(join(ROOT, 'libs/db/src', owner))) {
+        const text = readFileSync(path, 'utf8');
+        for (const match of text.matchAll(/import (type )?\{([^}]*)\} from '\.\.\/([a-z-]+)\/[^']+';/g)) {
+          const [, typeOnly, names, dir] = match;
+          if (typeOnly || dir === owner || !owners.includes(dir!)) continue;
+          for (const name of names!.split(',').map((each) => each.trim()))
+            if (name && !name.startsWith('type ') && (dbWrites.get(name)?.size ?? 0) > 0)
+              foreign.push(`${owner}/${path.split('/').pop()} calls ${dir}'s ${name}`);
+        }
+      }
+    }
+    expect(foreign).toEqual([]);
+  });
 });
 
 describe('the write scanner', () => {

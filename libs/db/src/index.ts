@@ -122,9 +122,9 @@ export {
   type ProjectFile,
 } from './shared-tables/files.ts';
 export { listMessages } from './shared-tables/messages.ts';
+export { getProjectWorkspace } from './shared-tables/project-workspace.ts';
 export { getMessageRouting, listWaitingRuns, projectHasAssistantReply } from './shared-tables/routing.ts';
 export { isTransientDbError, retryTransient } from './transient.ts';
 export { findAiWrite } from './workers/ai-writes.ts';
-export { getProjectWorkspace } from './workers/project-workspace.ts';
 export { DEFAULT_WRITE_RETRY_MS, type RunFence, RunFencedError, withRunFence } from './workers/run-fence.ts';
 export { loadStepJournal } from './workers/step-journals.ts';

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { withTransaction } from '../pool.ts';
 import { setFileVisibility } from '../shared-tables/file-edits.ts';
 import { createFile } from '../shared-tables/files.ts';
-import { updateProjectWorkspace } from '../workers/project-workspace.ts';
+import { updateProjectWorkspace } from '../shared-tables/project-workspace.ts';
 import { createProject, type Project } from './projects.ts';
 
 /**
