@@ -1,3 +1,5 @@
+// Pool, migrations, ids and every read: any package may import this entry. It exports no function
+// that writes (test/architecture/table-owners.test.ts); those are in @quill/db/<owner>.
 export { getCredits, getQuotaAccount } from './billing/quota.ts';
 export { tokensUsedToday, usageTodayByModel } from './billing/usage.ts';
 export { listContextTraces } from './context/context-traces.ts';

@@ -1,3 +1,5 @@
+// The gateway's write functions, and only its code imports them (test/arch/import-rules.ts,
+// docs/architecture.md "libs/db, split by owner"); what another owner writes too comes from shared-tables/.
 export { recordAiArtifact, setArtifactAcceptance } from '../shared-tables/artifacts.ts';
 export { pinSessionDefinitions, upgradeSessionDefinitions } from '../shared-tables/definitions.ts';
 export { saveFileContentIfVersion, setFileTitle, setFileVisibility } from '../shared-tables/file-edits.ts';

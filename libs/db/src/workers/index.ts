@@ -1,3 +1,6 @@
+// The workers' (writer, reviewer, libs/agent-runtime, libs/tools) write functions; only their code
+// imports them (docs/architecture.md "libs/db, split by owner"). recordSkillRead still lives in
+// gateway/skills.ts, next to the skills it reads; skill_reads is the workers' table.
 export { recordSkillRead } from '../gateway/skills.ts';
 export { recordAiArtifact } from '../shared-tables/artifacts.ts';
 export { pinnedRolePrompt, seedRoleDefinition } from '../shared-tables/definitions.ts';
