@@ -43,11 +43,10 @@ export {
 } from './context-files.ts';
 export { insertContextTrace, listContextTraces } from './context-traces.ts';
 export {
-  buildRoleDefinition,
-  type DefinitionSettings,
   listRunDefinitions,
-  pinnedRolePrompt,
   pinSessionDefinitions,
+  type RoleDefinition,
+  resolveRunDefinition,
   seedRoleDefinition,
   sessionDefinitions,
   upgradeSessionDefinitions,

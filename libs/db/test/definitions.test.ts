@@ -6,7 +6,7 @@ import {
   createSession,
   createUser,
   listRunDefinitions,
-  pinnedRolePrompt,
+  resolveRunDefinition,
   pinSessionDefinitions,
   seedRoleDefinition,
   sessionDefinitions,
@@ -36,8 +36,9 @@ const definition = (prompt: string): RoleDefinition => ({
 const seed = (prompt: string) =>
   withTransaction(database.pool, (client) => seedRoleDefinition(client, 'writer', definition(prompt)));
 const session = async () => (await createSession(database.pool, { projectId, userId, title: 's' })).sessionId;
-const promptFor = (sessionId: string, runId = crypto.randomUUID()) =>
-  pinnedRolePrompt(database.pool, { session_id: sessionId, run_id: runId, role: 'writer' }, 'fallback');
+const promptFor = async (sessionId: string, runId = crypto.randomUUID()) =>
+  (await resolveRunDefinition(database.pool, { sessionId, runId, role: 'writer' }))?.definition.prompt ??
+  'fallback';
 
 describe('role definitions by content hash, pinned per session', () => {
   it('hashes content regardless of key order', () => {

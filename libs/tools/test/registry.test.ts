@@ -7,10 +7,9 @@ import {
   QUALITY_REVIEWER_TOOL_NAMES,
   TOOL_SPECS,
   type ToolContext,
-  toolDefinitionsForRole,
   toolNamesForRole,
 } from '../src/index.ts';
-import { DEFAULT_TOOL_NAMES, SKILL_TOOL_NAMES } from '../src/registry.ts';
+import { DEFAULT_TOOL_NAMES, SKILL_TOOL_NAMES, toolDefinitionsForRole } from '../src/registry.ts';
 
 /** Seed 000 「工具」: the tools every write-capable role gets (skills tools join when registered). */
 const SEED_TOOLS = [
