@@ -160,10 +160,18 @@ export {
   touchSession,
 } from './sessions.ts';
 export {
+  getRunSkill,
+  getSkillVersionResource,
+  listRunSkills,
+  listRunSkillVersions,
+  pinRunSkills,
+  type RunSkill,
+  sessionSkillVersions,
+  upgradeSessionSkills,
+} from './skill-versions.ts';
+export {
   deleteSkill,
   getSkill,
-  getSkillResource,
-  listEnabledSkills,
   listSkillResourceContents,
   listSkills,
   recordSkillRead,

@@ -107,5 +107,6 @@ function view(skill: SkillSummary): SkillView {
     enabled: skill.enabled,
     resource_count: skill.resourceCount,
     updated_at: skill.updatedAt,
+    version: skill.version,
   };
 }
