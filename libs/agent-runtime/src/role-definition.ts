@@ -105,7 +105,9 @@ function readDefinition(definition: RoleDefinition): AppliedDefinition {
   };
 }
 
-function modelPart(model: z.infer<typeof StoredModel>): Pick<AppliedDefinition, 'targets' | 'maxOutputTokens'> {
+function modelPart(
+  model: z.infer<typeof StoredModel>,
+): Pick<AppliedDefinition, 'targets' | 'maxOutputTokens'> {
   return {
     targets: Object.fromEntries(
       Object.entries(model.providers).map(([name, target]) => [

@@ -134,7 +134,9 @@ export async function runStepTurns(
             abandoned: () => handBack?.aborted === true && !stopWatch.signal.aborted,
             sessionId: task.session_id,
             targets: definition.targets,
-            ...(definition.maxOutputTokens === undefined ? {} : { maxOutputTokens: definition.maxOutputTokens }),
+            ...(definition.maxOutputTokens === undefined
+              ? {}
+              : { maxOutputTokens: definition.maxOutputTokens }),
             onAttempt: usage.hookFor(request.turn),
           },
           {

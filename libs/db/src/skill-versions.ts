@@ -92,7 +92,10 @@ export async function recordSkillVersion(
  * skills the session has no pin for yet (all of them at its first run), then records the pinned
  * versions of the enabled ones as the run's.
  */
-export async function pinRunSkills(db: Queryable, input: { sessionId: string; runId: string }): Promise<void> {
+export async function pinRunSkills(
+  db: Queryable,
+  input: { sessionId: string; runId: string },
+): Promise<void> {
   await db.query(
     `INSERT INTO session_skill_pins (session_id, skill_id, version)
      SELECT se.session_id, s.id, s.version FROM sessions se JOIN skills s ON s.owner_id = se.user_id

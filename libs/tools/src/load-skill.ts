@@ -30,7 +30,11 @@ export const loadSkillTool: ToolSpec<typeof LoadSkillArgs> = {
   parallelSafe: true,
   async handle(args, context) {
     // The version the run was launched with (docs/kernel.md "Definitions and pinning").
-    const skill = await getRunSkill(context.pool, { runId: context.runId, userId: context.userId, name: args.name });
+    const skill = await getRunSkill(context.pool, {
+      runId: context.runId,
+      userId: context.userId,
+      name: args.name,
+    });
     if (!skill) return skillNotFound(args.name, context);
     const charged = await chargeSkillText(context, skill.name, 'SKILL.md', skill.content);
     if (!charged.ok) return failure(charged.errorType, charged.message);

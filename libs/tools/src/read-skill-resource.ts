@@ -28,7 +28,11 @@ export const readSkillResourceTool: ToolSpec<typeof ReadSkillResourceArgs> = {
   parallelSafe: true,
   async handle(args, context) {
     // The version the run was launched with (docs/kernel.md "Definitions and pinning").
-    const skill = await getRunSkill(context.pool, { runId: context.runId, userId: context.userId, name: args.name });
+    const skill = await getRunSkill(context.pool, {
+      runId: context.runId,
+      userId: context.userId,
+      name: args.name,
+    });
     if (!skill) return skillNotFound(args.name, context);
     const content =
       args.path === 'SKILL.md'

@@ -15,8 +15,7 @@ import { updateProjectTool } from './update-project.ts';
 
 const parallelExecuteTool = createParallelExecuteTool({
   execute: (name, rawArguments, context) => executeTool(name, rawArguments, context),
-  allowed: (name, context) =>
-    TOOL_SPECS[name]?.parallelSafe === true && toolNamesOf(context).includes(name),
+  allowed: (name, context) => TOOL_SPECS[name]?.parallelSafe === true && toolNamesOf(context).includes(name),
 });
 
 /** The one place where tool schemas, handlers and per-role tool sets are wired (docs/agent-behaviour.md 「工具」). */
@@ -92,14 +91,16 @@ export function toolDefinitionsFor(names: readonly string[]): readonly ToolDefin
   let definitions = definitionsByList.get(key);
   if (!definitions) {
     definitions = Object.freeze(
-      names.filter((name) => name in TOOL_SPECS).map((name): ToolDefinition => {
-        const spec = TOOL_SPECS[name]!;
-        const { $schema: _schema, ...parameters } = z.toJSONSchema(spec.parameters) as Record<
-          string,
-          unknown
-        >;
-        return { type: 'function', function: { name, description: spec.description, parameters } };
-      }),
+      names
+        .filter((name) => name in TOOL_SPECS)
+        .map((name): ToolDefinition => {
+          const spec = TOOL_SPECS[name]!;
+          const { $schema: _schema, ...parameters } = z.toJSONSchema(spec.parameters) as Record<
+            string,
+            unknown
+          >;
+          return { type: 'function', function: { name, description: spec.description, parameters } };
+        }),
     );
     definitionsByList.set(key, definitions);
   }

@@ -3,6 +3,7 @@ import type { RunSkill } from '@quill/db';
 
 /** What a chosen skill shows: the text of the version the run reads (docs/kernel.md). */
 export type SkillText = Pick<RunSkill, 'name' | 'content' | 'resources'>;
+
 import { type TokenCounter, truncateToTokens } from './budget.ts';
 
 /**
