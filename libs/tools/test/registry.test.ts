@@ -126,4 +126,14 @@ describe('executeTool never throws', () => {
     );
     expect(result).toMatchObject({ status: 'error', error_type: 'tool_not_found' });
   });
+
+  it('refuses a tool outside the step’s pinned tool set, even one the role has (docs/kernel.md)', async () => {
+    const pinned = { ...context, toolNames: ['query_files'] } as ToolContext;
+    const result = await executeTool(
+      'create_file',
+      JSON.stringify({ title: 'x', file_type: 'draft' }),
+      pinned,
+    );
+    expect(result).toMatchObject({ status: 'error', error_type: 'tool_not_found' });
+  });
 });
