@@ -90,16 +90,26 @@ export function applyDefinition(pinned: RoleDefinition | null, own: RoleDefiniti
   const tools = StoredTools.safeParse(pinned.tools);
   return {
     prompt: typeof pinned.prompt === 'string' ? pinned.prompt : base.prompt,
-    tools: tools.success ? tools.data.filter((name) => name in TOOL_SPECS) : base.tools,
+    tools: tools.success ? offered(tools.data) : base.tools,
     ...(model.success ? modelPart(model.data) : { targets: base.targets, ...capOf(base) }),
     ...(budget.success ? budgetPart(budget.data) : budgetOf(base)),
   };
 }
 
+/**
+ * A definition records its tools sorted (the order is not content); they are offered in the
+ * registry's order, as before pinning, so the model's tool list keeps its shape. A name this
+ * build has no tool for is left out.
+ */
+function offered(names: readonly string[]): string[] {
+  const pinned = new Set(names);
+  return Object.keys(TOOL_SPECS).filter((name) => pinned.has(name));
+}
+
 function readDefinition(definition: RoleDefinition): AppliedDefinition {
   return {
     prompt: definition.prompt,
-    tools: definition.tools.filter((name) => name in TOOL_SPECS),
+    tools: offered(definition.tools),
     ...modelPart(StoredModel.parse(definition.model)),
     ...budgetPart(StoredBudget.parse(definition.budget)),
   };

@@ -1,3 +1,4 @@
+import { toolNamesForRole } from '@quill/tools';
 import { describe, expect, it } from 'vitest';
 import { applyDefinition, buildRoleDefinition, type DefinitionConfig } from '../src/role-definition.ts';
 
@@ -82,10 +83,23 @@ describe('applyDefinition', () => {
     });
   });
 
+  it('offers the role’s whole set in the registry’s order, as an unpinned step would', () => {
+    const writer = buildRoleDefinition('writer', 'w', toolNamesForRole('writer'), config);
+    expect(applyDefinition(writer, own).tools).toEqual(toolNamesForRole('writer'));
+    const reviewer = buildRoleDefinition(
+      'quality_reviewer',
+      'r',
+      toolNamesForRole('quality_reviewer'),
+      config,
+    );
+    expect(applyDefinition(reviewer, own).tools).toEqual(toolNamesForRole('quality_reviewer'));
+  });
+
   it('without a pin, the build’s own definition', () => {
     expect(applyDefinition(null, own)).toMatchObject({
       prompt: '新提示',
-      tools: ['create_file', 'load_skill', 'query_files'],
+      // The registry's order, not the recorded (sorted) one.
+      tools: ['create_file', 'query_files', 'load_skill'],
       targets: { primary: { model: 'writer-model' }, backup: { model: 'backup-model' } },
       maxOutputTokens: 2048,
       maxToolTurns: 8,
