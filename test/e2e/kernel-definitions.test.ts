@@ -105,7 +105,8 @@ describe('definitions and pinning: model settings and skills', () => {
       model: 'quill-fake-deployed',
       max_tokens: 1234,
     });
-  });
+    // A writer restarts mid-test and four runs go by: a loaded box needs more than the default.
+  }, 300_000);
 
   it('a skill edit leaves a pinned session compiling the old text; a new session and an upgrade get the new one', async () => {
     const oldText = '旧方法：每章结尾留一个未解的问题。';
@@ -149,5 +150,6 @@ describe('definitions and pinning: model settings and skills', () => {
     expect((await api(`/agent/runs/${afterUpgrade.runId}`)).body).toMatchObject({
       skills: { 'suspense-hooks': 2 },
     });
-  });
+    // Five runs: as above.
+  }, 300_000);
 });
