@@ -1,2 +1,1 @@
-export { composeDirective } from './protocol.ts';
 export { parseRoles, startRoleWorkers } from './role-service.ts';

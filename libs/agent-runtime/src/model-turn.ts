@@ -7,7 +7,7 @@ import type {
   ToolCall,
 } from '@quill/contracts';
 import { frame } from '@quill/contracts';
-import type { LlmAttempt, LlmClient } from '@quill/llm';
+import type { LlmAttempt, LlmClient, ModelTarget } from '@quill/llm';
 import { type PendingFile, recordOwnWrite, type ToolDefinition, type ToolRunState } from '@quill/tools';
 import { createFileCapture, normaliseFileBody } from './file-capture.ts';
 import type { StepEmitter } from './frame-emitter.ts';
@@ -63,6 +63,9 @@ export interface TurnDependencies {
   abandoned?: () => boolean;
   /** Pins the model provider per session (failover). */
   sessionId?: string;
+  /** The role's model per provider and output cap, from the pinned definition (docs/kernel.md). */
+  targets?: Readonly<Record<string, ModelTarget>>;
+  maxOutputTokens?: number;
   /** Accounting hook: one call per provider attempt (usage records). */
   onAttempt?: (attempt: LlmAttempt) => void;
 }
@@ -159,6 +162,8 @@ export async function runModelTurn(
     runId,
     ...(dependencies.signal ? { signal: dependencies.signal } : {}),
     ...(dependencies.sessionId ? { sessionId: dependencies.sessionId } : {}),
+    ...(dependencies.targets ? { targets: dependencies.targets } : {}),
+    ...(dependencies.maxOutputTokens === undefined ? {} : { maxOutputTokens: dependencies.maxOutputTokens }),
     ...(dependencies.onAttempt ? { onAttempt: dependencies.onAttempt } : {}),
   });
   let next = await stream.next();

@@ -1,21 +1,32 @@
 import { consumeDurable, ensureRoleConsumer } from '@quill/bus';
 import { type AgentRole, TaskEnvelope } from '@quill/contracts';
+import { type RoleDefinition, withTransaction } from '@quill/db';
+import { resolveRunDefinition, seedRoleDefinition } from '@quill/db/workers';
 import { createFailoverClientFromSettings } from '@quill/llm';
 import type { ServiceRuntime } from '@quill/service-kit';
+import { toolNamesForRole } from '@quill/tools';
+import type { Pool } from 'pg';
 import { createFlushWindow } from './flush-window.ts';
+import { composeDirective } from './protocol.ts';
+import { type AppliedDefinition, applyDefinition, buildRoleDefinition } from './role-definition.ts';
 import { createRoleTaskHandler } from './role-worker.ts';
 
 /**
  * Wires role workers into a service: one durable pull consumer per role on `task.<role>.>`, each
  * bounded to WORKER_CONCURRENCY in flight on this replica. Writer and reviewer services differ
- * only in the roles they serve and the prompts they bring.
+ * only in the roles they serve and the prompts they bring. First the definitions this build
+ * carries are seeded (docs/kernel.md "Definitions and pinning"); each step then runs with its
+ * session's pinned one.
  */
 export async function startRoleWorkers(
   runtime: ServiceRuntime,
   roles: readonly AgentRole[],
-  directiveFor: (task: TaskEnvelope) => string | Promise<string>,
+  promptFor: (role: AgentRole) => string,
 ): Promise<void> {
   const { config, bus, logger } = runtime;
+  const own = await seedRoleDefinitions(runtime.pool, roles, (role) =>
+    buildRoleDefinition(role, promptFor(role), toolNamesForRole(role), config),
+  );
   // Primary / backup with per-session pinning and a breaker shared by every replica.
   const llm = createFailoverClientFromSettings(config, { redis: runtime.redis, keys: runtime.keys, logger });
   const flushWindow = createFlushWindow({
@@ -31,15 +42,15 @@ export async function startRoleWorkers(
     llm,
     logger,
     instanceId: config.instanceId,
-    directiveFor,
+    definitionFor: async (task) => {
+      const applied = await pinnedDefinition(runtime.pool, task, own.get(task.role)!);
+      return { ...applied, prompt: composeDirective(applied.prompt, task) };
+    },
     settings: {
       flushMs: config.AGENT_TEXT_FLUSH_MS,
       flushWindow,
       flushBytes: config.AGENT_TEXT_FLUSH_BYTES,
-      maxToolTurns: config.AGENT_TOOL_CALL_MAX_ITERATIONS,
       heartbeatMs: config.derived.taskHeartbeatMs,
-      maxOutputContinuations: config.AGENT_MAX_OUTPUT_CONTINUATIONS,
-      skillTokenBudget: config.AGENT_SKILL_TOKEN_BUDGET,
       writeRetryMs: config.DATABASE_WRITE_RETRY_MS,
       drainMs: config.WORKER_DRAIN_MS,
       maxRunModelCalls: config.AGENT_RUN_MAX_MODEL_CALLS,
@@ -75,4 +86,36 @@ export function parseRoles(value: string, allowed: readonly AgentRole[]): AgentR
     throw new Error(`ROLES must be a non-empty subset of ${allowed.join(', ')}; got ${value}`);
   }
   return roles as AgentRole[];
+}
+
+/** At start-up: the definitions this build carries, recorded as versions by content hash. */
+async function seedRoleDefinitions(
+  pool: Pool,
+  roles: readonly AgentRole[],
+  build: (role: AgentRole) => RoleDefinition,
+): Promise<Map<AgentRole, RoleDefinition>> {
+  const own = new Map<AgentRole, RoleDefinition>();
+  for (const role of roles) {
+    const definition = build(role);
+    await withTransaction(pool, (client) => seedRoleDefinition(client, role, definition));
+    own.set(role, definition);
+  }
+  return own;
+}
+
+/**
+ * The definition a step runs with: its session's pin (recorded against the run), or the build's
+ * own when the role has no definition at all.
+ */
+async function pinnedDefinition(
+  pool: Pool,
+  task: TaskEnvelope,
+  own: RoleDefinition,
+): Promise<AppliedDefinition> {
+  const pinned = await resolveRunDefinition(pool, {
+    sessionId: task.session_id,
+    runId: task.run_id,
+    role: task.role,
+  });
+  return applyDefinition(pinned?.definition ?? null, own);
 }

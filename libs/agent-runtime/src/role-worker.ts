@@ -8,6 +8,7 @@ import { watchStop } from '@quill/run-control';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { EmitterSettings } from './frame-emitter.ts';
+import type { AppliedDefinition } from './role-definition.ts';
 import { readStepJournal } from './step-journal.ts';
 import { runStepTurns, type StepRun } from './step-runner.ts';
 import { markStepSpan } from './step-span.ts';
@@ -20,20 +21,20 @@ export interface RoleWorkerDependencies {
   llm: LlmClient;
   logger: Logger;
   instanceId: string;
-  /** The role's own instructions, sent as the run's last input message (docs/agent-behaviour.md step 4). */
-  directiveFor(task: TaskEnvelope): string | Promise<string>;
+  /**
+   * What the step runs with, from its session's pinned role definition (docs/kernel.md
+   * "Definitions and pinning"): `prompt` is the whole directive, sent as the run's last input
+   * message (docs/agent-behaviour.md step 4); the tool set, the model and output cap per
+   * provider, the tool-turn cap, the output continuations and the skill budget.
+   */
+  definitionFor(task: TaskEnvelope): Promise<AppliedDefinition>;
   settings: EmitterSettings & {
-    maxToolTurns: number;
     heartbeatMs: number;
-    /** Follow-up calls for a reply cut at the output limit (AGENT_MAX_OUTPUT_CONTINUATIONS). */
-    maxOutputContinuations: number;
     /** AGENT_RUN_MAX_MODEL_CALLS, counted run-wide in Redis; the counter expires after ttl. */
     maxRunModelCalls: number;
     modelCallCounterTtlSeconds: number;
     /** AGENT_RUN_MAX_TOKENS: prompt + completion tokens per run, counted like the model calls. */
     maxRunTokens: number;
-    /** AGENT_SKILL_TOKEN_BUDGET: skill text one request may read (load_skill / read_skill_resource). */
-    skillTokenBudget: number;
     /** DATABASE_WRITE_RETRY_MS: how long a fenced write retries transient database faults. */
     writeRetryMs: number;
     /** WORKER_DRAIN_MS: on shutdown, how long a step may finish before it is handed back. */

@@ -66,17 +66,15 @@ export async function runStepTurns(
   );
   const tools = createToolRunState();
   if (journal) await restoreToolState(pool, tools, journal);
-  const prefix: ChatMessage[] = [
-    ...task.messages,
-    { role: 'user', content: await dependencies.directiveFor(task) },
-  ];
+  const definition = await dependencies.definitionFor(task);
+  const prefix: ChatMessage[] = [...task.messages, { role: 'user', content: definition.prompt }];
   const config: StepConfig = {
     runId,
     role: task.role,
     step: task.step,
     workerInstance: dependencies.instanceId,
-    maxTurns: settings.maxToolTurns,
-    maxContinuations: settings.maxOutputContinuations,
+    maxTurns: definition.maxToolTurns,
+    maxContinuations: definition.maxOutputContinuations,
     correctionEnabled: task.read_only !== true,
     maxRunTokens: settings.maxRunTokens,
   };
@@ -94,6 +92,7 @@ export async function runStepTurns(
   const executor = createToolExecutor({
     role: task.role,
     scope: { readOnly: task.read_only === true, clarifyFirst: task.clarify_first === true },
+    tools: definition.tools,
     context: {
       pool,
       runId,
@@ -104,7 +103,8 @@ export async function runStepTurns(
       userId: task.user_id,
       role: task.role,
       state: tools,
-      ...(settings.skillTokenBudget ? { skillTokenBudget: settings.skillTokenBudget } : {}),
+      toolNames: definition.tools,
+      ...(definition.skillTokenBudget ? { skillTokenBudget: definition.skillTokenBudget } : {}),
     },
     emitter,
     log,
@@ -134,6 +134,10 @@ export async function runStepTurns(
             stopReason: () => stopWatch.reason(),
             abandoned: () => handBack?.aborted === true && !stopWatch.signal.aborted,
             sessionId: task.session_id,
+            targets: definition.targets,
+            ...(definition.maxOutputTokens === undefined
+              ? {}
+              : { maxOutputTokens: definition.maxOutputTokens }),
             onAttempt: usage.hookFor(request.turn),
           },
           {

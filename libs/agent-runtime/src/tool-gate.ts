@@ -3,7 +3,8 @@ import {
   FILE_WRITE_TOOL_NAMES,
   type ToolDefinition,
   type ToolResult,
-  toolDefinitionsForRole,
+  toolDefinitionsFor,
+  toolNamesForRole,
 } from '@quill/tools';
 
 /**
@@ -24,14 +25,19 @@ export interface ToolGate {
   refuse(name: string, rawArguments: string): ToolResult | undefined;
 }
 
-export function createToolGate(role: AgentRole, scope: RequestScope): ToolGate {
+/** `names`: the step's tool set, from its pinned role definition (docs/kernel.md); default the role's. */
+export function createToolGate(
+  role: AgentRole,
+  scope: RequestScope,
+  names: readonly string[] = toolNamesForRole(role),
+): ToolGate {
   const writes = new Set(FILE_WRITE_TOOL_NAMES);
   const unavailable = scope.readOnly
     ? 'read-only request: it will refuse'
     : scope.clarifyFirst
       ? 'the request needs clarifying first: it will refuse'
       : undefined;
-  const tools = toolDefinitionsForRole(role).map((definition) =>
+  const tools = toolDefinitionsFor(names).map((definition) =>
     unavailable && (writes.has(definition.function.name) || refusesHandoff(definition.function.name, scope))
       ? {
           ...definition,

@@ -27,12 +27,14 @@ export interface ToolExecutor {
 export function createToolExecutor(options: {
   role: AgentRole;
   scope: RequestScope;
+  /** The step's tool set (its pinned definition's); the role's whole set when unset. */
+  tools?: readonly string[];
   context: ToolContext;
   emitter: StepEmitter;
   log: Logger;
 }): ToolExecutor {
   const { role, context, emitter, log } = options;
-  const gate = createToolGate(role, options.scope);
+  const gate = createToolGate(role, options.scope, options.tools);
 
   const execute = async (call: ToolCall, turnIndex: number): Promise<ToolResult> => {
     const refused = gate.refuse(call.function.name, call.function.arguments);

@@ -40,6 +40,15 @@ describe('request scope gate', () => {
     expect(gate.tools.every((tool) => !tool.function.description.startsWith('[Unavailable'))).toBe(true);
   });
 
+  it('offers only the step’s pinned tool set, in its order, leaving out names this build lacks', () => {
+    const gate = createToolGate('writer', { readOnly: false, clarifyFirst: false }, [
+      'query_files',
+      'retired_tool',
+      'create_file',
+    ]);
+    expect(gate.tools.map((tool) => tool.function.name)).toEqual(['query_files', 'create_file']);
+  });
+
   it('on a read-only request refuses every file-writing tool but keeps it listed as unavailable', () => {
     const gate = createToolGate('writer', { readOnly: true, clarifyFirst: false });
     for (const name of FILE_WRITE_TOOL_NAMES) {

@@ -12,6 +12,8 @@ export const SkillView = z.object({
   enabled: z.boolean(),
   resource_count: z.number().int().nonnegative(),
   updated_at: z.string(),
+  /** The newest version; every edit that changes the package is the next one (docs/kernel.md). */
+  version: z.number().int().positive(),
 });
 export type SkillView = z.infer<typeof SkillView>;
 

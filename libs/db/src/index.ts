@@ -48,9 +48,15 @@ export {
 } from './gateway/session-listing.ts';
 export { getSession, getSessionForUser, type Session } from './gateway/sessions.ts';
 export {
+  getRunSkill,
+  getSkillVersionResource,
+  listRunSkills,
+  listRunSkillVersions,
+  type RunSkill,
+  sessionSkillVersions,
+} from './gateway/skill-versions.ts';
+export {
   getSkill,
-  getSkillResource,
-  listEnabledSkills,
   listSkillResourceContents,
   listSkills,
   type Skill,
@@ -102,9 +108,8 @@ export {
   sessionAwaitsAcceptance,
 } from './shared-tables/artifacts.ts';
 export {
-  buildRoleDefinition,
-  type DefinitionSettings,
   listRunDefinitions,
+  type RoleDefinition,
   sessionDefinitions,
 } from './shared-tables/definitions.ts';
 export {

@@ -10,7 +10,7 @@ import {
 import { listRunDefinitions, sessionDefinitions, withTransaction } from '../src/index.ts';
 import { definitionHash, type RoleDefinition } from '../src/shared-tables/definitions.ts';
 import { createTestDatabase, type TestDatabase } from '../src/testing.ts';
-import { pinnedRolePrompt, seedRoleDefinition } from '../src/workers/index.ts';
+import { resolveRunDefinition, seedRoleDefinition } from '../src/workers/index.ts';
 
 let database: TestDatabase;
 let projectId: string;
@@ -33,8 +33,9 @@ const definition = (prompt: string): RoleDefinition => ({
 const seed = (prompt: string) =>
   withTransaction(database.pool, (client) => seedRoleDefinition(client, 'writer', definition(prompt)));
 const session = async () => (await createSession(database.pool, { projectId, userId, title: 's' })).sessionId;
-const promptFor = (sessionId: string, runId = crypto.randomUUID()) =>
-  pinnedRolePrompt(database.pool, { session_id: sessionId, run_id: runId, role: 'writer' }, 'fallback');
+const promptFor = async (sessionId: string, runId = crypto.randomUUID()) =>
+  (await resolveRunDefinition(database.pool, { sessionId, runId, role: 'writer' }))?.definition.prompt ??
+  'fallback';
 
 describe('role definitions by content hash, pinned per session', () => {
   it('hashes content regardless of key order', () => {

@@ -121,7 +121,7 @@ async function* streamWithFailover(
       if (next) switches += logSwitch(context, request, provider, next, 'circuit_open');
       continue;
     }
-    const target = modelFor(provider, request.role);
+    const target = request.targets?.[provider.name] ?? modelFor(provider, request.role);
     const fitted = trimTranscript(request.messages, {
       maxInputTokens: target.maxInputTokens,
       ...(request.tools ? { tools: request.tools } : {}),

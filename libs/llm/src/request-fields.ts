@@ -43,11 +43,12 @@ export interface RequestFields {
 /** The body fields and headers one call to `provider` carries besides model, messages and tools. */
 export function requestFields(
   provider: LlmProvider,
-  request: Pick<ChatRequest, 'role' | 'runId' | 'sessionId'>,
+  request: Pick<ChatRequest, 'role' | 'runId' | 'sessionId' | 'maxOutputTokens'>,
 ): RequestFields {
   const options = { ...DEFAULT_REQUEST_OPTIONS, ...provider.request };
   const body: RequestFields['body'] = {};
-  const cap = provider.roleMaxOutputTokens?.[request.role] ?? provider.maxOutputTokens;
+  const cap =
+    request.maxOutputTokens ?? provider.roleMaxOutputTokens?.[request.role] ?? provider.maxOutputTokens;
   if (cap !== undefined && options.outputTokensField !== 'none') body[options.outputTokensField] = cap;
   if (request.sessionId !== undefined) {
     // Hashed: the provider sees a stable, opaque id, never our session ids.

@@ -1,4 +1,5 @@
 import type { ChatMessage, TokenUsage, ToolCall } from '@quill/contracts';
+import type { ModelTarget } from './provider.ts';
 
 /** A function tool in the OpenAI Chat Completions shape (`parameters` is a JSON schema). */
 export interface ToolDefinition {
@@ -22,6 +23,13 @@ export interface ChatRequest {
   sessionId?: string;
   /** Overrides the provider's model for this call (the failover client sets it per role). */
   model?: string;
+  /**
+   * The role's model per provider name, from the session's pinned role definition (docs/kernel.md
+   * "Definitions and pinning"); a provider it does not name uses its own configured model.
+   */
+  targets?: Readonly<Record<string, ModelTarget>>;
+  /** The output cap from the pinned role definition; unset: the provider's configured cap. */
+  maxOutputTokens?: number;
   /**
    * Accounting hook: called once per provider attempt, failed ones included, before the call
    * returns or throws, so every attempt gets its usage record (docs/agent-behaviour.md `usage_hooks`).

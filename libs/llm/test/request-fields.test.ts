@@ -92,6 +92,14 @@ describe('requestFields', () => {
     ).toEqual({ 'x-quill-role': 'writer', 'x-quill-run-id': 'r' });
   });
 
+  it('a cap from the pinned role definition goes before the configured ones', () => {
+    const provider = { ...remote, maxOutputTokens: 100, roleMaxOutputTokens: { writer: 200 } };
+    expect(requestFields(provider, { role: 'writer', runId: 'r' }).body).toEqual({ max_tokens: 200 });
+    expect(requestFields(provider, { role: 'writer', runId: 'r', maxOutputTokens: 300 }).body).toEqual({
+      max_tokens: 300,
+    });
+  });
+
   it('sends no cap with outputTokensField none, and no identifier without a session', () => {
     const fields = requestFields(
       { ...remote, maxOutputTokens: 100, request: { outputTokensField: 'none', promptCacheKey: true } },

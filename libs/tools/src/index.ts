@@ -3,7 +3,7 @@ export {
   FILE_WRITE_TOOL_NAMES,
   QUALITY_REVIEWER_TOOL_NAMES,
   TOOL_SPECS,
-  toolDefinitionsForRole,
+  toolDefinitionsFor,
   toolNamesForRole,
 } from './registry.ts';
 export type { PendingFile, ToolContext, ToolDefinition, ToolResult, ToolRunState } from './types.ts';

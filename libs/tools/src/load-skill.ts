@@ -1,5 +1,5 @@
 import { SKILL_NAME_MAX_LENGTH, SKILL_NAME_PATTERN } from '@quill/contracts';
-import { getSkill, listEnabledSkills } from '@quill/db';
+import { getRunSkill, listRunSkills } from '@quill/db';
 import { z } from 'zod';
 import { chargeSkillText } from './skill-budget.ts';
 import { failure, ok, type ToolContext, type ToolResult, type ToolSpec } from './types.ts';
@@ -29,7 +29,12 @@ export const loadSkillTool: ToolSpec<typeof LoadSkillArgs> = {
   writesFiles: false,
   parallelSafe: true,
   async handle(args, context) {
-    const skill = await getSkill(context.pool, context.userId, args.name, { enabledOnly: true });
+    // The version the run was launched with (docs/kernel.md "Definitions and pinning").
+    const skill = await getRunSkill(context.pool, {
+      runId: context.runId,
+      userId: context.userId,
+      name: args.name,
+    });
     if (!skill) return skillNotFound(args.name, context);
     const charged = await chargeSkillText(context, skill.name, 'SKILL.md', skill.content);
     if (!charged.ok) return failure(charged.errorType, charged.message);
@@ -51,7 +56,9 @@ export const loadSkillTool: ToolSpec<typeof LoadSkillArgs> = {
 };
 
 export async function skillNotFound(name: string, context: ToolContext): Promise<ToolResult> {
-  const available = (await listEnabledSkills(context.pool, context.userId)).map((skill) => skill.name);
+  const available = (await listRunSkills(context.pool, { runId: context.runId, userId: context.userId })).map(
+    (skill) => skill.name,
+  );
   return failure(
     'skill_not_found',
     `No enabled skill named “${name}”. Enabled skills: ${available.length ? available.join(', ') : '(none)'}.`,

@@ -1,5 +1,5 @@
 import { SKILL_NAME_MAX_LENGTH, SKILL_NAME_PATTERN } from '@quill/contracts';
-import { getSkill, getSkillResource } from '@quill/db';
+import { getRunSkill, getSkillVersionResource } from '@quill/db';
 import { z } from 'zod';
 import { SCRIPTS_NOTE, skillNotFound } from './load-skill.ts';
 import { chargeSkillText } from './skill-budget.ts';
@@ -27,10 +27,21 @@ export const readSkillResourceTool: ToolSpec<typeof ReadSkillResourceArgs> = {
   writesFiles: false,
   parallelSafe: true,
   async handle(args, context) {
-    const skill = await getSkill(context.pool, context.userId, args.name, { enabledOnly: true });
+    // The version the run was launched with (docs/kernel.md "Definitions and pinning").
+    const skill = await getRunSkill(context.pool, {
+      runId: context.runId,
+      userId: context.userId,
+      name: args.name,
+    });
     if (!skill) return skillNotFound(args.name, context);
     const content =
-      args.path === 'SKILL.md' ? skill.content : await getSkillResource(context.pool, skill.id, args.path);
+      args.path === 'SKILL.md'
+        ? skill.content
+        : await getSkillVersionResource(context.pool, {
+            skillId: skill.id,
+            version: skill.version,
+            path: args.path,
+          });
     if (content === null) {
       const paths = ['SKILL.md', ...skill.resources.map((resource) => resource.path)];
       return failure(

@@ -15,8 +15,7 @@ import { updateProjectTool } from './update-project.ts';
 
 const parallelExecuteTool = createParallelExecuteTool({
   execute: (name, rawArguments, context) => executeTool(name, rawArguments, context),
-  allowed: (name, context) =>
-    TOOL_SPECS[name]?.parallelSafe === true && toolNamesForRole(context.role).includes(name),
+  allowed: (name, context) => TOOL_SPECS[name]?.parallelSafe === true && toolNamesOf(context).includes(name),
 });
 
 /** The one place where tool schemas, handlers and per-role tool sets are wired (docs/agent-behaviour.md 「工具」). */
@@ -73,24 +72,37 @@ export function toolNamesForRole(role: AgentRole): readonly string[] {
   return role === 'quality_reviewer' ? QUALITY_REVIEWER_TOOL_NAMES : DEFAULT_TOOL_NAMES;
 }
 
-// Converting the zod schemas costs milliseconds, and every step of every run asks for its role's list.
-const definitionsByList = new Map<readonly string[], readonly ToolDefinition[]>();
+/** The tools a call may use: its step's set (the pinned role definition's, docs/kernel.md), else the role's. */
+function toolNamesOf(context: ToolContext): readonly string[] {
+  return context.toolNames ?? toolNamesForRole(context.role);
+}
+
+// Converting the zod schemas costs milliseconds, and every step of every run asks for its list;
+// keyed by the names, since a pinned list is a fresh array each step (few distinct lists exist).
+const definitionsByList = new Map<string, readonly ToolDefinition[]>();
 
 export function toolDefinitionsForRole(role: AgentRole): readonly ToolDefinition[] {
-  const names = toolNamesForRole(role);
-  let definitions = definitionsByList.get(names);
+  return toolDefinitionsFor(toolNamesForRole(role));
+}
+
+/** The definitions of the named tools this build has, in the given order. */
+export function toolDefinitionsFor(names: readonly string[]): readonly ToolDefinition[] {
+  const key = names.join(',');
+  let definitions = definitionsByList.get(key);
   if (!definitions) {
     definitions = Object.freeze(
-      names.map((name): ToolDefinition => {
-        const spec = TOOL_SPECS[name]!;
-        const { $schema: _schema, ...parameters } = z.toJSONSchema(spec.parameters) as Record<
-          string,
-          unknown
-        >;
-        return { type: 'function', function: { name, description: spec.description, parameters } };
-      }),
+      names
+        .filter((name) => name in TOOL_SPECS)
+        .map((name): ToolDefinition => {
+          const spec = TOOL_SPECS[name]!;
+          const { $schema: _schema, ...parameters } = z.toJSONSchema(spec.parameters) as Record<
+            string,
+            unknown
+          >;
+          return { type: 'function', function: { name, description: spec.description, parameters } };
+        }),
     );
-    definitionsByList.set(names, definitions);
+    definitionsByList.set(key, definitions);
   }
   return definitions;
 }
@@ -105,7 +117,7 @@ export async function executeTool(
   context: ToolContext,
   onUnexpected?: (error: unknown) => void,
 ): Promise<ToolResult> {
-  const spec = toolNamesForRole(context.role).includes(name) ? TOOL_SPECS[name] : undefined;
+  const spec = toolNamesOf(context).includes(name) ? TOOL_SPECS[name] : undefined;
   if (!spec) return failure('tool_not_found', `Tool “${name}” is not available to ${context.role}.`);
   let parsedJson: unknown;
   try {

@@ -88,6 +88,8 @@ export interface ToolContext {
   readonly projectId: string;
   readonly userId: string;
   readonly role: AgentRole;
+  /** The step's tool set, from its pinned role definition (docs/kernel.md); default the role's. */
+  readonly toolNames?: readonly string[];
   readonly state: ToolRunState;
   /** The dispatched step; with `callKey` it makes each write's idempotency key. */
   readonly step?: number;

@@ -7,10 +7,9 @@ import {
   QUALITY_REVIEWER_TOOL_NAMES,
   TOOL_SPECS,
   type ToolContext,
-  toolDefinitionsForRole,
   toolNamesForRole,
 } from '../src/index.ts';
-import { DEFAULT_TOOL_NAMES, SKILL_TOOL_NAMES } from '../src/registry.ts';
+import { DEFAULT_TOOL_NAMES, SKILL_TOOL_NAMES, toolDefinitionsForRole } from '../src/registry.ts';
 
 /** Seed 000 「工具」: the tools every write-capable role gets (skills tools join when registered). */
 const SEED_TOOLS = [
@@ -124,6 +123,16 @@ describe('executeTool never throws', () => {
       'create_file',
       JSON.stringify({ title: 'x', file_type: 'draft' }),
       reviewer,
+    );
+    expect(result).toMatchObject({ status: 'error', error_type: 'tool_not_found' });
+  });
+
+  it('refuses a tool outside the step’s pinned tool set, even one the role has (docs/kernel.md)', async () => {
+    const pinned = { ...context, toolNames: ['query_files'] } as ToolContext;
+    const result = await executeTool(
+      'create_file',
+      JSON.stringify({ title: 'x', file_type: 'draft' }),
+      pinned,
     );
     expect(result).toMatchObject({ status: 'error', error_type: 'tool_not_found' });
   });

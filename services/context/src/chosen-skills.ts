@@ -1,5 +1,9 @@
 import { MAX_SKILLS_PER_REQUEST, type TraceExcluded, type TraceLoaded } from '@quill/contracts';
-import type { Skill } from '@quill/db';
+import type { RunSkill } from '@quill/db';
+
+/** What a chosen skill shows: the text of the version the run reads (docs/kernel.md). */
+export type SkillText = Pick<RunSkill, 'name' | 'content' | 'resources'>;
+
 import { type TokenCounter, truncateToTokens } from './budget.ts';
 
 /**
@@ -26,7 +30,7 @@ export function skillsToRead(names: readonly string[]): string[] {
 /** Pure: `skills` holds the enabled skills read for `names` (a name missing from it is skipped). */
 export function chosenSkillBlocks(input: {
   names: readonly string[];
-  skills: ReadonlyMap<string, Skill>;
+  skills: ReadonlyMap<string, SkillText>;
   budgetTokens: number;
   count: TokenCounter;
 }): { blocks: string[]; loaded: TraceLoaded[]; excluded: TraceExcluded[] } {

@@ -5,7 +5,7 @@ import {
   FILE_VISIBILITY_ALL,
   type TraceExcluded,
 } from '@quill/contracts';
-import type { FileSearchHit, FileSummary, HistoryCompaction, HistoryMessage, Skill } from '@quill/db';
+import type { FileSearchHit, FileSummary, HistoryCompaction, HistoryMessage } from '@quill/db';
 import {
   type AssembledContext,
   type AssemblyRequest,
@@ -13,7 +13,7 @@ import {
   type VisibleFile,
 } from './assembler.ts';
 import { historyAllowance, type TokenCounter } from './budget.ts';
-import { chosenSkillBlocks, chosenSkillNames } from './chosen-skills.ts';
+import { chosenSkillBlocks, chosenSkillNames, type SkillText } from './chosen-skills.ts';
 import { ARCHIVE_FILE_TYPE } from './compaction.ts';
 import type { CompilerSettings } from './compiler.ts';
 import type { HistoryWindow, HistoryWindowInput } from './history-window.ts';
@@ -47,7 +47,7 @@ export interface CompileInputs {
   /** The run's turn context when an earlier step built it; the fields below build it otherwise. */
   storedTurn: TurnRecord | null;
   taskBoard: readonly unknown[];
-  chosenSkills: ReadonlyMap<string, Skill>;
+  chosenSkills: ReadonlyMap<string, SkillText>;
   /** Current contents of every file a part may show (scene, candidates, world, working set). */
   contents: ReadonlyMap<string, string>;
   sharedHits: readonly FileSearchHit[];

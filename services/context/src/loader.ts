@@ -6,13 +6,13 @@ import {
   getLatestCompaction,
   getProject,
   getProjectTaskBoard,
+  getRunSkill,
   getRunTurnContext,
-  getSkill,
-  listEnabledSkills,
   listFileSummaries,
   listHistoryMessages,
+  listRunSkills,
   listRunWrittenFileIds,
-  type Skill,
+  type RunSkill,
   searchFiles,
 } from '@quill/db';
 import type { Pool } from 'pg';
@@ -51,7 +51,8 @@ export async function loadCompileInputs(
       getProject(pool, request.project_id),
       listFileSummaries(pool, request.project_id),
       request.role === 'quality_reviewer' ? listRunWrittenFileIds(pool, request.run_id) : Promise.resolve([]),
-      listEnabledSkills(pool, request.user_id),
+      // The skill versions the run was launched with (docs/kernel.md "Definitions and pinning").
+      listRunSkills(pool, { runId: request.run_id, userId: request.user_id }),
       getLatestCompaction(pool, request.session_id),
       listHistoryMessages(pool, request.session_id, { limit: RECENT_MESSAGES }),
       getRunTurnContext(pool, request.run_id),
@@ -79,7 +80,7 @@ export async function loadCompileInputs(
     ]),
     listHistoryMessages(pool, request.session_id, { afterSeq: compaction?.throughSeq ?? 0 }),
     building ? getProjectTaskBoard(pool, request.project_id) : Promise.resolve([]),
-    building ? readSkills(pool, request, catalog) : Promise.resolve(new Map<string, Skill>()),
+    building ? readSkills(pool, request, catalog) : Promise.resolve(new Map<string, RunSkill>()),
     archiveId && !archiveListed ? archiveTitleOf(pool, request.project_id, archiveId) : archiveListed,
   ]);
 
@@ -117,7 +118,7 @@ async function readSkills(
   pool: Pool,
   request: ContextCompileRequest,
   catalog: ReadonlyArray<{ name: string }>,
-): Promise<Map<string, Skill>> {
+): Promise<Map<string, RunSkill>> {
   const names = skillsToRead(
     chosenSkillNames(
       request.message,
@@ -125,7 +126,7 @@ async function readSkills(
     ),
   );
   const skills = await Promise.all(
-    names.map((name) => getSkill(pool, request.user_id, name, { enabledOnly: true })),
+    names.map((name) => getRunSkill(pool, { runId: request.run_id, userId: request.user_id, name })),
   );
   return new Map(skills.filter((skill) => skill !== null).map((skill) => [skill.name, skill]));
 }

@@ -22,6 +22,7 @@ import { getProjectForUser, getSessionForUser, type User, withTransaction } from
 import {
   appendMessage,
   createSession,
+  pinRunSkills,
   pinSessionDefinitions,
   takeSnapshot,
   touchSession,
@@ -150,6 +151,8 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
         await touchSession(client, session.sessionId);
         // A session runs with the definitions current at its first run (docs/kernel.md).
         await pinSessionDefinitions(client, session.sessionId);
+        // And reads its skills at the versions pinned for it; this run's are recorded now.
+        await pinRunSkills(client, { sessionId: session.sessionId, runId });
         const [answer, admitted] = await Promise.all([reservation, admission]);
         opened = admitted.ok && admitted.value.ok;
         reserved = answer.ok && answer.value.ok;

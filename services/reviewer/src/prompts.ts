@@ -1,14 +1,8 @@
-import { composeDirective } from '@quill/agent-runtime';
-import type { TaskEnvelope } from '@quill/contracts';
-import { buildRoleDefinition, type DefinitionSettings, withTransaction } from '@quill/db';
-import { pinnedRolePrompt, seedRoleDefinition } from '@quill/db/workers';
-import { toolNamesForRole } from '@quill/tools';
-import type { Pool } from 'pg';
-
 /**
  * The quality reviewer reads and judges; its tool set has no write tools (docs/agent-behaviour.md 「工具」,
  * `QUALITY_REVIEWER_PROMPT`). It sends the run's last input message together with the shared
- * protocol and the router's directive (review evidence, the writer's questions).
+ * protocol and the router's directive (review evidence, the writer's questions). Seeded as part of
+ * the role's definition; a step runs with its session's pinned one (docs/kernel.md).
  */
 export const QUALITY_REVIEWER_PROMPT = [
   '你是审稿人（quality_reviewer）。审查本轮写好的正文：篇幅、连贯性、人物一致性、是否完成了作者要的范围。',
@@ -17,17 +11,3 @@ export const QUALITY_REVIEWER_PROMPT = [
   '- 你不能修改文件。需要返修时用 handoff_to_agent 交给 writer，并写清楚要改的具体位置和改法。',
   '- 作者只会读到你的这一份总结：先给审查结论，再列具体建议；交接说明里有 [内容创作者要问作者的问题] 时一并转达。',
 ].join('\n');
-
-/** The prompt of the session's pinned definition (docs/kernel.md "Definitions and pinning"). */
-export async function reviewerDirective(pool: Pool, task: TaskEnvelope): Promise<string> {
-  return composeDirective(await pinnedRolePrompt(pool, task, QUALITY_REVIEWER_PROMPT), task);
-}
-
-export async function seedReviewerDefinition(pool: Pool, config: DefinitionSettings): Promise<void> {
-  const definition = buildRoleDefinition(
-    QUALITY_REVIEWER_PROMPT,
-    toolNamesForRole('quality_reviewer'),
-    config,
-  );
-  await withTransaction(pool, (client) => seedRoleDefinition(client, 'quality_reviewer', definition));
-}

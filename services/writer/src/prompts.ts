@@ -1,9 +1,4 @@
-import { composeDirective } from '@quill/agent-runtime';
-import type { AgentRole, TaskEnvelope } from '@quill/contracts';
-import { buildRoleDefinition, type DefinitionSettings, withTransaction } from '@quill/db';
-import { pinnedRolePrompt, seedRoleDefinition } from '@quill/db/workers';
-import { toolNamesForRole } from '@quill/tools';
-import type { Pool } from 'pg';
+import type { AgentRole } from '@quill/contracts';
 
 /**
  * Role instructions for the write-capable roles (docs/agent-behaviour.md `PLANNER_PROMPT`, `HOOK_DESIGNER_PROMPT`,
@@ -40,25 +35,10 @@ const ROLE_PROMPTS: Partial<Record<AgentRole, string>> = {
 };
 
 /**
- * The prompt comes from the session's pinned definition (docs/kernel.md "Definitions and
- * pinning"), so a deploy that changes a constant above reaches new sessions only.
+ * The prompt this build carries for a role. It is seeded as part of the role's definition; a
+ * step runs with its session's pinned one (docs/kernel.md "Definitions and pinning"), so a
+ * deploy that changes a constant above reaches new sessions only.
  */
-export async function writerDirective(pool: Pool, task: TaskEnvelope): Promise<string> {
-  return composeDirective(await pinnedRolePrompt(pool, task, ROLE_PROMPTS[task.role] ?? WRITER_PROMPT), task);
-}
-
-/** At start-up: the definitions this build carries, as versions by content hash. */
-export async function seedWriterDefinitions(
-  pool: Pool,
-  roles: readonly AgentRole[],
-  config: DefinitionSettings,
-): Promise<void> {
-  for (const role of roles) {
-    const definition = buildRoleDefinition(
-      ROLE_PROMPTS[role] ?? WRITER_PROMPT,
-      toolNamesForRole(role),
-      config,
-    );
-    await withTransaction(pool, (client) => seedRoleDefinition(client, role, definition));
-  }
+export function writerPromptFor(role: AgentRole): string {
+  return ROLE_PROMPTS[role] ?? WRITER_PROMPT;
 }

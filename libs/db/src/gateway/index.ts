@@ -22,6 +22,7 @@ export { addProjectMember, createProject } from './projects.ts';
 export { restoreSnapshot, undoRun } from './restore.ts';
 export { renameSession, softDeleteSession } from './session-listing.ts';
 export { createSession, touchSession } from './sessions.ts';
+export { pinRunSkills, upgradeSessionSkills } from './skill-versions.ts';
 export { deleteSkill, saveSkillPackage, setSkillEnabled } from './skills.ts';
 export { takeSnapshot } from './snapshots.ts';
 export {

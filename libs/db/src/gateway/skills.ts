@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { isUuid } from '../ids.ts';
 import { type Queryable, withTransaction } from '../pool.ts';
+import { recordSkillVersion } from './skill-versions.ts';
 
 /** A user's skill: a standard SKILL.md (front matter name + description, body) with resources. */
 export interface SkillSummary {
@@ -10,6 +11,8 @@ export interface SkillSummary {
   enabled: boolean;
   resourceCount: number;
   updatedAt: string;
+  /** The newest version (docs/kernel.md "Definitions and pinning"); sessions may be pinned to older ones. */
+  version: number;
 }
 
 export interface Skill extends SkillSummary {
@@ -35,11 +38,12 @@ interface SkillRow {
   enabled: boolean;
   resource_count: number;
   updated_at: string;
+  version: number;
   content: string;
   metadata: Record<string, unknown>;
 }
 
-const SUMMARY_SQL = `SELECT s.id, s.name, s.description, s.enabled, s.updated_at, s.content, s.metadata,
+const SUMMARY_SQL = `SELECT s.id, s.name, s.description, s.enabled, s.updated_at, s.version, s.content, s.metadata,
     (SELECT count(*)::int FROM skill_resources r WHERE r.skill_id = s.id) AS resource_count
   FROM skills s`;
 
@@ -50,6 +54,7 @@ const toSummary = (row: SkillRow): SkillSummary => ({
   enabled: row.enabled,
   resourceCount: row.resource_count,
   updatedAt: row.updated_at,
+  version: row.version,
 });
 
 /** All of the user's skills, by name. */
@@ -57,19 +62,6 @@ export async function listSkills(db: Queryable, userId: string): Promise<SkillSu
   if (!isUuid(userId)) return [];
   const { rows } = await db.query<SkillRow>(`${SUMMARY_SQL} WHERE s.owner_id = $1 ORDER BY s.name`, [userId]);
   return rows.map(toSummary);
-}
-
-/** The enabled skills, by name: the L1 catalog (name + purpose), stable while skills are unchanged. */
-export async function listEnabledSkills(
-  db: Queryable,
-  userId: string,
-): Promise<Array<{ name: string; description: string }>> {
-  if (!isUuid(userId)) return [];
-  const { rows } = await db.query<{ name: string; description: string }>(
-    'SELECT name, description FROM skills WHERE owner_id = $1 AND enabled ORDER BY name',
-    [userId],
-  );
-  return rows;
 }
 
 export async function getSkill(
@@ -92,15 +84,6 @@ export async function getSkill(
   return { ...toSummary(row), content: row.content, metadata: row.metadata, resources: resources.rows };
 }
 
-export async function getSkillResource(db: Queryable, skillId: string, path: string): Promise<string | null> {
-  if (!isUuid(skillId)) return null;
-  const { rows } = await db.query<{ content: string }>(
-    'SELECT content FROM skill_resources WHERE skill_id = $1 AND path = $2',
-    [skillId, path],
-  );
-  return rows[0]?.content ?? null;
-}
-
 /** Every resource's content, for export. */
 export async function listSkillResourceContents(
   db: Queryable,
@@ -114,7 +97,11 @@ export async function listSkillResourceContents(
   return rows;
 }
 
-/** Imports (or replaces, by name) a skill package; its resources are replaced as a whole. */
+/**
+ * Imports (or replaces, by name) a skill package; its resources are replaced as a whole. A
+ * package whose content differs from the skill's newest version is its next version; the old
+ * ones stay for the sessions pinned to them.
+ */
 export async function saveSkillPackage(
   pool: pg.Pool,
   userId: string,
@@ -136,6 +123,7 @@ export async function saveSkillPackage(
         [skillId, resource.path, resource.content, Buffer.byteLength(resource.content)],
       );
     }
+    await recordSkillVersion(client, skillId, input);
   });
   return (await getSkill(pool, userId, input.name))!;
 }

@@ -1,5 +1,5 @@
 import { QuillError, RunIdParams } from '@quill/contracts';
-import { getRunForUser, listRunDefinitions, runAwaitsAcceptance } from '@quill/db';
+import { getRunForUser, listRunDefinitions, listRunSkillVersions, runAwaitsAcceptance } from '@quill/db';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayDependencies } from '../app.ts';
 import { requireUser } from '../auth.ts';
@@ -12,8 +12,9 @@ export function registerRunRoutes(app: FastifyInstance, dependencies: GatewayDep
     const { runId } = parseInput(RunIdParams, request.params);
     const run = await getRunForUser(dependencies.pool, runId, user.id);
     if (!run) throw new QuillError('not_found');
-    const [definitions, awaitingAcceptance] = await Promise.all([
+    const [definitions, skills, awaitingAcceptance] = await Promise.all([
       listRunDefinitions(dependencies.pool, runId),
+      listRunSkillVersions(dependencies.pool, runId),
       runAwaitsAcceptance(dependencies.pool, runId),
     ]);
     return {
@@ -31,6 +32,8 @@ export function registerRunRoutes(app: FastifyInstance, dependencies: GatewayDep
       ended_at: run.endedAt,
       // role → definition version the run used (docs/kernel.md "Definitions and pinning").
       definitions,
+      // skill name → the version the run read (docs/kernel.md "Definitions and pinning").
+      skills,
       // Artifacts of this run wait for the author's decision (docs/kernel.md).
       awaiting_acceptance: awaitingAcceptance,
     };

@@ -100,5 +100,6 @@ function view(skill: SkillSummary): SkillView {
     enabled: skill.enabled,
     resource_count: skill.resourceCount,
     updated_at: skill.updatedAt,
+    version: skill.version,
   };
 }
