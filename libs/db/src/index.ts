@@ -185,7 +185,16 @@ export {
   type SnapshotState,
   takeSnapshot,
 } from './snapshots.ts';
-export { commitProjectNotes } from './state-commits.ts';
+export {
+  agentBaseRev,
+  type CommitOutcome,
+  commitProjectNotes,
+  commitState,
+  listStateCommits,
+  readState,
+  type StateCommit,
+  type StateKey,
+} from './state-commits.ts';
 
 export { loadStepJournal, saveStepJournal } from './step-journals.ts';
 export { isTransientDbError, retryTransient } from './transient.ts';
