@@ -165,7 +165,11 @@ describe('artifacts in the web app', () => {
     const editor = page.getByTestId('editor-text');
     await expect.poll(() => editor.inputValue().then((value) => value.trim())).toBe(REVISED);
     // Still not accepted: the new text is a draft too, against the accepted text (none yet).
-    await expect.poll(() => page.getByTestId('artifact-panel').getAttribute('data-state')).toBe('drafted');
+    // (A reviewer step of the revision run may judge it too: drafted or under_review, both open.)
+    await expect
+      .poll(() => page.getByTestId('artifact-panel').getAttribute('data-state'))
+      .toMatch(/^(drafted|under_review)$/);
+    expect(await page.getByTestId('artifact-label').textContent()).toContain('AI 草稿');
     await expect
       .poll(() => page.getByTestId('artifact-diff').textContent())
       .toContain('+ 林晚抬起头，雨水顺着门缝流进来。');

@@ -18,7 +18,7 @@ export * from './roles.ts';
 export * from './skills.ts';
 export * from './snapshots.ts';
 export * from './sources.ts';
-export * from './state-commits.ts';
+export { ProjectInfoBody, StateCommitsQuery, TaskBoardBody } from './state-commits.ts';
 export * from './stream-ticket.ts';
 export * from './subjects.ts';
 export * from './text.ts';

@@ -192,7 +192,6 @@ export {
   commitState,
   listStateCommits,
   readState,
-  type StateCommit,
   type StateKey,
 } from './state-commits.ts';
 

@@ -5,6 +5,12 @@ import { useT } from '../i18n.tsx';
 import { diffLines } from './line-diff.ts';
 import { acceptedVersionOf } from './pending.ts';
 
+/** No accepted text yet (a file the agent created): every line of the draft is new. */
+const artifactDiff = (accepted: string, draft: string) =>
+  accepted === ''
+    ? draft.split('\n').map((text) => ({ kind: 'mine' as const, text }))
+    : diffLines(accepted, draft);
+
 interface Props {
   api: Api;
   projectId: string;
@@ -77,7 +83,7 @@ export function ArtifactPanel({
         <figure className="diff">
           <figcaption>{t.artifactDiff}</figcaption>
           <pre data-testid="artifact-diff">
-            {diffLines(accepted, file.content ?? '').map((line, index) => (
+            {artifactDiff(accepted, file.content ?? '').map((line, index) => (
               // biome-ignore lint/suspicious/noArrayIndexKey: lines of a fixed comparison, never reordered
               <div key={index} className={`diff-${line.kind}`}>
                 {{ same: '  ', theirs: '− ', mine: '+ ' }[line.kind]}
