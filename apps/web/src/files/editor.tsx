@@ -71,6 +71,11 @@ export function Editor({
   }, [api, projectId, fileId, refreshToken, show]);
 
   useEffect(() => onDirtyChange(dirty), [dirty, onDirtyChange]);
+  // "Revision requested" holds until the revision's text arrives as a new version.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: cleared when the file's version moves on
+  useEffect(() => {
+    setStatus((current) => (current === t.revisionStarted ? undefined : current));
+  }, [file?.version, t.revisionStarted]);
 
   const run = async (action: () => Promise<ProjectFile>) => {
     setBusy(true);
