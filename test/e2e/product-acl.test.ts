@@ -63,6 +63,26 @@ const CASES: Case[] = [
     request: (w) => ({ path: `${P(w)}/notes`, body: { notes: '记', expected_version: 0 } }),
     expect: write(200),
   },
+  { route: 'GET /projects/:projectId/info', request: (w) => ({ path: `${P(w)}/info` }), expect: read },
+  {
+    route: 'PUT /projects/:projectId/info',
+    request: (w) => ({ path: `${P(w)}/info`, body: { info: { genre: '悬疑' }, expected_version: 0 } }),
+    expect: write(200),
+  },
+  {
+    route: 'GET /projects/:projectId/task-board',
+    request: (w) => ({ path: `${P(w)}/task-board` }),
+    expect: read,
+  },
+  {
+    route: 'PUT /projects/:projectId/task-board',
+    request: (w) => ({
+      path: `${P(w)}/task-board`,
+      body: { tasks: [{ id: 't1', title: '大纲', status: 'todo' }], expected_version: 0 },
+    }),
+    expect: write(200),
+  },
+  { route: 'GET /projects/:projectId/commits', request: (w) => ({ path: `${P(w)}/commits` }), expect: read },
   {
     route: 'GET /projects/:projectId/sessions',
     request: (w) => ({ path: `${P(w)}/sessions` }),

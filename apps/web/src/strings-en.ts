@@ -105,6 +105,19 @@ export const en = {
   fileType: 'File type',
   showDiff: 'Show the differences (− theirs, + yours)',
   skipToChat: 'Skip to chat',
+  pending: 'Awaiting acceptance',
+  artifactDrafted: 'AI draft — not accepted yet',
+  artifactUnderReview: 'AI draft, reviewed — not accepted yet',
+  artifactRevisionRequested: 'AI draft — sent back for a revision',
+  artifactDiff: 'Against the accepted text (− accepted, + draft)',
+  findings: 'Reviewer findings',
+  noFindings: 'No reviewer findings yet.',
+  accept: 'Accept',
+  reject: 'Reject',
+  requestRevision: 'Request revision',
+  revisionComment: 'What should change?',
+  revisionStarted: 'Revision requested; the agent is revising.',
+  decided: 'Done.',
 } as const;
 
 export type Strings = Record<keyof typeof en, string>;

@@ -1,13 +1,14 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { Api } from './api/api.ts';
 import { explainError } from './api/errors.ts';
-import type { ProjectFile } from './api/types.ts';
+import type { Artifact, ProjectFile } from './api/types.ts';
 import { ChatPanel } from './chat/chat-panel.tsx';
 import { foldRun } from './chat/run-view.ts';
 import { useSessionChat } from './chat/use-session-chat.ts';
 import { Editor } from './files/editor.tsx';
 import { FileTree } from './files/file-tree.tsx';
 import { NewFile } from './files/new-file.tsx';
+import { pendingArtifactOf } from './files/pending.ts';
 import { useLanguage } from './i18n.tsx';
 import { ProjectSettings } from './projects/project-settings.tsx';
 import { SessionList } from './sessions/session-list.tsx';
@@ -20,6 +21,7 @@ export function Workspace({ api, projectId, onClose }: { api: Api; projectId: st
   const { t, language } = useLanguage();
   const chat = useSessionChat(api, projectId, language);
   const [files, setFiles] = useState<ProjectFile[]>([]);
+  const [artifacts, setArtifacts] = useState<Artifact[]>([]);
   const [filesError, setFilesError] = useState<string>();
   const [selected, setSelected] = useState<string>();
   const [refreshToken, setRefreshToken] = useState(0);
@@ -36,7 +38,16 @@ export function Workspace({ api, projectId, onClose }: { api: Api; projectId: st
         setFilesError(undefined);
       })
       .catch((error) => setFilesError(explainError(t, error)));
+    // What is not accepted yet is marked in the tree and reviewed in the editor.
+    api.artifacts
+      .open(projectId)
+      .then((answer) => setArtifacts(answer.artifacts))
+      .catch(() => setArtifacts([]));
   }, [api, projectId, t]);
+  const pendingIds = useMemo(
+    () => new Set(files.filter((file) => pendingArtifactOf(file, artifacts)).map((file) => file.id)),
+    [files, artifacts],
+  );
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: list again when the agent created, saved or removed a file
   useEffect(() => {
@@ -70,7 +81,13 @@ export function Workspace({ api, projectId, onClose }: { api: Api; projectId: st
             {filesError}
           </p>
         )}
-        <FileTree files={files} selectedId={selected} writingId={view.writingFileId} onSelect={setSelected} />
+        <FileTree
+          files={files}
+          selectedId={selected}
+          writingId={view.writingFileId}
+          pendingIds={pendingIds}
+          onSelect={setSelected}
+        />
         <NewFile
           api={api}
           projectId={projectId}
@@ -90,6 +107,11 @@ export function Workspace({ api, projectId, onClose }: { api: Api; projectId: st
             streaming={streaming}
             refreshToken={refreshToken}
             files={files}
+            artifacts={artifacts}
+            onRevise={async (artifactId, comment) => {
+              await chat.revise(artifactId, comment);
+              loadFiles();
+            }}
             onChanged={loadFiles}
             onDirtyChange={onDirtyChange}
           />

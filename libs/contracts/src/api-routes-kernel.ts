@@ -17,6 +17,14 @@ import {
   SnapshotListResponse,
   SnapshotResponse,
 } from './snapshots.ts';
+import {
+  ProjectInfoBody,
+  ProjectInfoResponse,
+  StateCommitsQuery,
+  StateCommitsResponse,
+  TaskBoardBody,
+  TaskBoardResponse,
+} from './state-commits.ts';
 
 /** Snapshots, undo and branches (README "Snapshots, undo and branches", docs/kernel.md). */
 export const KERNEL_ROUTES: readonly ApiRoute[] = [
@@ -67,6 +75,29 @@ export const KERNEL_ROUTES: readonly ApiRoute[] = [
     params: SessionBranchParams,
     body: RestoreBody,
     success: ok(BranchSwitchResponse),
+  }),
+  route('GET', '/projects/:projectId/info', "The project's info and its rev", {
+    params: ProjectIdParams,
+    success: ok(ProjectInfoResponse),
+  }),
+  route('PUT', '/projects/:projectId/info', 'Commit the info with rev (merged per key or 409)', {
+    params: ProjectIdParams,
+    body: ProjectInfoBody,
+    success: ok(ProjectInfoResponse),
+  }),
+  route('GET', '/projects/:projectId/task-board', "The project's task board and its rev", {
+    params: ProjectIdParams,
+    success: ok(TaskBoardResponse),
+  }),
+  route('PUT', '/projects/:projectId/task-board', 'Commit the task board with rev (merged per task or 409)', {
+    params: ProjectIdParams,
+    body: TaskBoardBody,
+    success: ok(TaskBoardResponse),
+  }),
+  route('GET', '/projects/:projectId/commits', 'The commit log of notes, info and task board', {
+    params: ProjectIdParams,
+    query: StateCommitsQuery,
+    success: ok(StateCommitsResponse),
   }),
   route('POST', '/sessions/:sessionId/regenerate', 'Regenerate the last reply on a new branch', {
     params: SessionIdParams,

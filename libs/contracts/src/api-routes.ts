@@ -64,6 +64,7 @@ import {
   UpdateSessionBody,
   UserResponse,
 } from './product.ts';
+import { ExportQuery } from './project-archive.ts';
 import { SkillNameParams, SkillPatchBody } from './skills.ts';
 import { RunEventsQuery, RunEventsResponse, StreamQuery, StreamTicketResponse } from './stream-ticket.ts';
 
@@ -195,6 +196,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   }),
   route('GET', '/projects/:projectId/export', 'The project as a zip (manifest + Markdown files)', {
     params: ProjectIdParams,
+    query: ExportQuery,
     success: { status: 200, zip: true },
   }),
   route(
@@ -203,6 +205,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     'The manuscript as one Markdown file, in chapter order',
     {
       params: ProjectIdParams,
+      query: ExportQuery,
       success: { status: 200, markdown: true },
     },
   ),

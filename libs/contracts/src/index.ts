@@ -168,6 +168,7 @@ export {
   SnapshotDiffQuery,
 } from './snapshots.ts';
 export * from './sources.ts';
+export { ProjectInfoBody, StateCommitsQuery, TaskBoardBody } from './state-commits.ts';
 export * from './stream-ticket.ts';
 export * from './subjects.ts';
 export { INT4_MAX, storableText } from './text.ts';

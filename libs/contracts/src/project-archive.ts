@@ -37,8 +37,25 @@ export const ArchiveFrontMatter = z.strictObject({
   visibility: FileVisibilityBody.shape.visibility.optional(),
   /** An AI draft (docs/ai-writes.md): the `order` of the file it was drafted for. */
   draft_of: int4().nonnegative().optional(),
+  /**
+   * The file's text is AI text the author has not accepted yet (docs/kernel.md "Artifacts and
+   * acceptance"): its artifact's state. Informational: an import does not recreate the artifact.
+   */
+  acceptance: z.enum(['drafted', 'under_review', 'revision_requested']).optional(),
 });
 export type ArchiveFrontMatter = z.infer<typeof ArchiveFrontMatter>;
+
+/**
+ * Export options: `accepted_only=true` leaves out AI text the author has not accepted (an
+ * unaccepted rewrite is exported with the text it replaced; AI drafts and files with no accepted
+ * text at all are left out).
+ */
+export const ExportQuery = z.strictObject({
+  accepted_only: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((value) => value === 'true'),
+});
 
 export const ProjectManifest = z.strictObject({
   format: z.literal(PROJECT_ARCHIVE_FORMAT),

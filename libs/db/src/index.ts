@@ -131,6 +131,13 @@ export {
 export { listMessages } from './shared-tables/messages.ts';
 export { getProjectWorkspace } from './shared-tables/project-workspace.ts';
 export { getMessageRouting, listWaitingRuns, projectHasAssistantReply } from './shared-tables/routing.ts';
+export {
+  agentBaseRev,
+  type CommitOutcome,
+  listStateCommits,
+  readState,
+  type StateKey,
+} from './shared-tables/state-commits.ts';
 export { isTransientDbError, retryTransient } from './transient.ts';
 export { findAiWrite } from './workers/ai-writes.ts';
 export { DEFAULT_WRITE_RETRY_MS, type RunFence, RunFencedError, withRunFence } from './workers/run-fence.ts';

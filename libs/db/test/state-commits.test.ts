@@ -60,6 +60,7 @@ describe('commitProjectNotes: value + rev + source', () => {
       kind: 'conflict',
       rev: 3,
       value: '人物：林雨（店主）\n地点：旧书店\n时间：深秋雨夜',
+      conflicts: ['notes'],
     });
     // A rev from the future is never merged.
     expect((await commit(id, 9, 'x', author)).kind).toBe('conflict');

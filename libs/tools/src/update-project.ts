@@ -1,5 +1,5 @@
-import { getProjectWorkspace, withRunFence } from '@quill/db';
-import { commitProjectNotes, updateProjectWorkspace } from '@quill/db/workers';
+import { agentBaseRev, getProjectWorkspace, type StateKey, withRunFence } from '@quill/db';
+import { commitProjectNotes, commitState } from '@quill/db/workers';
 import { z } from 'zod';
 import { NOTES_MAX_CHARS, withProposals } from './project-notes.ts';
 import { type BoardTask, doneEvidenceProblems, TaskBoard } from './task-board.ts';
@@ -28,6 +28,15 @@ const UpdateProjectArgs = z
     (args) => args.info || args.notes_proposals !== undefined || args.task_board || args.title !== undefined,
     'give info, notes_proposals or task_board',
   );
+
+/** A stale write the merge could not take: nothing of the call is saved. */
+class StateConflict extends Error {
+  readonly result: ToolResult;
+  constructor(result: ToolResult) {
+    super('state_conflict');
+    this.result = result;
+  }
+}
 
 type UpdateOutcome =
   | { kind: 'missing' }
@@ -96,17 +105,44 @@ export const updateProjectTool: ToolSpec<typeof UpdateProjectArgs> = {
             writer: { kind: 'agent', role: context.role, runId: context.runId },
           });
         }
-        await updateProjectWorkspace(client, context.projectId, {
-          ...(args.info ? { info: { ...stored.info, ...args.info } } : {}),
-          ...(board ? { taskBoard: board } : {}),
-        });
-        return {
-          kind: 'saved',
-          notesChars: (notes ?? stored.notes).length,
-          tasks: (board ?? stored.taskBoard).length,
+        // Info and the task board too, each based on the rev this run last saw (its own last
+        // commit, else the run's start), so a change the author made meanwhile is merged per key
+        // or per task, or the write is refused — never overwritten.
+        const writer = { kind: 'agent' as const, role: context.role, runId: context.runId };
+        const commit = async (key: StateKey, value: Record<string, unknown> | unknown[]) => {
+          const baseRev = await agentBaseRev(client, {
+            projectId: context.projectId,
+            key,
+            runId: context.runId,
+          });
+          return commitState(client, { projectId: context.projectId, key, baseRev, value, writer });
         };
+        let tasks = stored.taskBoard.length;
+        for (const [key, value] of [
+          ['info', args.info ? { ...stored.info, ...args.info } : undefined],
+          ['task_board', board],
+        ] as const) {
+          if (value === undefined) continue;
+          const outcome = await commit(key, value);
+          if (outcome.kind === 'conflict') {
+            // Thrown, not returned: the transaction rolls back what this call committed before.
+            throw new StateConflict(
+              failure(
+                'state_conflict',
+                `The author changed ${outcome.conflicts.join(', ')} while you worked; nothing was saved. ` +
+                  `What stands now (rev ${outcome.rev}): ${JSON.stringify(outcome.value)}. Build on it and send again.`,
+              ),
+            );
+          }
+          if (outcome.kind === 'committed' && key === 'task_board')
+            tasks = (outcome.value as unknown[]).length;
+        }
+        return { kind: 'saved', notesChars: (notes ?? stored.notes).length, tasks };
       },
-    );
+    ).catch((error: unknown): UpdateOutcome => {
+      if (error instanceof StateConflict) return { kind: 'refused', result: error.result };
+      throw error;
+    });
     if (outcome.kind === 'missing') return failure('project_not_found', 'The project no longer exists.');
     if (outcome.kind === 'refused') return outcome.result;
     const parts = [

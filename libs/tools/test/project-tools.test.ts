@@ -1,5 +1,5 @@
-import { getProjectWorkspace } from '@quill/db';
-import { createFile, updateProjectWorkspace } from '@quill/db/workers';
+import { getProjectWorkspace, readState } from '@quill/db';
+import { commitState, createFile, updateProjectWorkspace } from '@quill/db/workers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONFIRMED_MARKER, NOTES_MAX_CHARS, PROPOSED_MARKER, parseNotes } from '../src/project-notes.ts';
 import type { ToolProgress } from '../src/types.ts';
@@ -257,5 +257,37 @@ describe('parallel_execute', () => {
     expect(errorType(result)).toBe('unsupported_parallel_tool');
     expect(context.state.pendingFile).toBeUndefined();
     expect(context.state.handoff).toBeUndefined();
+  });
+});
+
+describe('update_project: info and task board are commits with rev', () => {
+  it('the agent writes on the rev it last saw: an author change meanwhile merges per key, or refuses the call', async () => {
+    const pool = fixture.database.pool;
+    const context = await fixture.context();
+    okData(await fixture.call(context, 'update_project', { info: { genre: '悬疑' } }));
+    const rev = (await readState(pool, fixture.projectId, 'info'))!.rev;
+    // The author changes the genre after the agent's commit.
+    const author = { kind: 'author' as const, userId: crypto.randomUUID(), memberRole: 'owner' as const };
+    const byAuthor = await commitState(pool, {
+      projectId: fixture.projectId,
+      key: 'info',
+      baseRev: rev,
+      value: { ...(await workspace()).info, genre: '推理' },
+      writer: author,
+    });
+    expect(byAuthor).toMatchObject({ kind: 'committed', rev: rev + 1 });
+    // The agent, still on its own commit, changes the same key: refused, nothing of the call saved.
+    const boardBefore = (await workspace()).taskBoard;
+    const refused = await fixture.call(context, 'update_project', {
+      info: { genre: '科幻', style: '冷峻' },
+      task_board: [{ id: 't1', title: '大纲', status: 'todo' }],
+    });
+    expect(errorType(refused)).toBe('state_conflict');
+    expect((await workspace()).info).toMatchObject({ genre: '推理' });
+    expect((await workspace()).info).not.toHaveProperty('style');
+    expect((await workspace()).taskBoard).toEqual(boardBefore);
+    // Another key merges with the author's change.
+    okData(await fixture.call(context, 'update_project', { info: { style: '冷峻' } }));
+    expect((await workspace()).info).toMatchObject({ genre: '推理', style: '冷峻' });
   });
 });

@@ -27,6 +27,7 @@ import { registerFileRoutes } from './routes/files.ts';
 import { registerHealthRoutes } from './routes/health.ts';
 import { registerMemberRoutes } from './routes/members.ts';
 import { registerOpenApiRoute } from './routes/openapi.ts';
+import { registerProjectStateRoutes } from './routes/project-state.ts';
 import { projectTransferRoutes } from './routes/project-transfer.ts';
 import { registerProjectRoutes } from './routes/projects.ts';
 import { registerRunRoutes } from './routes/runs.ts';
@@ -157,6 +158,7 @@ export async function buildGatewayApp(dependencies: GatewayDependencies): Promis
         registerContextTraceRoutes(authenticated, dependencies);
         registerFileVisibilityRoutes(authenticated, dependencies);
         registerProjectRoutes(authenticated, dependencies);
+        registerProjectStateRoutes(authenticated, dependencies);
         registerSessionRoutes(authenticated, dependencies);
         registerSnapshotRoutes(authenticated, dependencies);
         registerBranchRoutes(authenticated, dependencies);

@@ -26,10 +26,13 @@ export function sendError(
   code: ErrorCode,
   fields?: Record<string, string[]>,
   current?: Record<string, unknown>,
+  conflicts?: readonly string[],
 ) {
   const language = reply.request ? requestLanguage(reply.request) : 'en';
   const body = errorBody(code, fields, language);
-  return reply.code(ERROR_CATALOG[code].http).send(current ? { ...body, current } : body);
+  return reply
+    .code(ERROR_CATALOG[code].http)
+    .send({ ...body, ...(current ? { current } : {}), ...(conflicts ? { conflicts } : {}) });
 }
 
 /** Fastify's own errors, by code, then by status: the catalog code a client sees instead. */
@@ -86,9 +89,11 @@ export function installErrorHandler(app: FastifyInstance, methods: MethodIndex):
       if (error.spec.http >= 500)
         request.log.error({ err: error.cause ?? error, code: error.code }, 'request failed');
       const fields = error.details?.fields as Record<string, string[]> | undefined;
-      // Only a rev conflict carries what stands now (docs/kernel.md "Commits with rev").
+      // Only a rev conflict carries what stands now and, for structured state, the parts both
+      // sides changed (docs/kernel.md "Commits with rev").
       const current = error.details?.current as Record<string, unknown> | undefined;
-      return sendError(reply, error.code, fields, current);
+      const conflicts = error.details?.conflicts as string[] | undefined;
+      return sendError(reply, error.code, fields, current, conflicts);
     }
     const code = catalogCodeFor(error);
     if (code) {

@@ -1,5 +1,14 @@
 import { createQuillClient, QuillApiError } from '@quill/client';
-import type { FileVersion, HistoryMessage, Member, Project, ProjectFile, Quota, Session } from './types.ts';
+import type {
+  Artifact,
+  FileVersion,
+  HistoryMessage,
+  Member,
+  Project,
+  ProjectFile,
+  Quota,
+  Session,
+} from './types.ts';
 
 export { QuillApiError };
 
@@ -41,6 +50,24 @@ export function createApi(token: string) {
         call<{ member: Member }>('POST', `/projects/${projectId}/members`, { email, role }),
       removeMember: (projectId: string, userId: string) =>
         call<void>('DELETE', `/projects/${projectId}/members/${userId}`),
+    },
+    artifacts: {
+      open: (projectId: string) =>
+        call<{ artifacts: Artifact[] }>('GET', `/projects/${projectId}/artifacts?state=open`),
+      accept: (projectId: string, artifactId: string, expectedVersion?: number) =>
+        call<{ artifact: Artifact }>(
+          'POST',
+          `/projects/${projectId}/artifacts/${artifactId}/accept`,
+          expectedVersion === undefined ? {} : { expected_version: expectedVersion },
+        ),
+      reject: (projectId: string, artifactId: string) =>
+        call<{ artifact: Artifact }>('POST', `/projects/${projectId}/artifacts/${artifactId}/reject`, {}),
+      requestRevision: (projectId: string, artifactId: string, comment: string) =>
+        call<{ artifact: Artifact; run_id: string; session_id: string }>(
+          'POST',
+          `/projects/${projectId}/artifacts/${artifactId}/request-revision`,
+          { comment },
+        ),
     },
     runs: {
       undo: (runId: string) =>

@@ -65,3 +65,19 @@ export interface Member {
   display_name: string;
   role: 'owner' | 'editor' | 'viewer';
 }
+
+/** An AI text and its acceptance (README "Runtime kernel", GET /projects/:id/artifacts). */
+export interface Artifact {
+  id: string;
+  run_id: string | null;
+  file_id: string | null;
+  /** Where the text is: the file itself, or its AI draft next to it. */
+  text_file_id: string;
+  placement: 'in_file' | 'draft';
+  version: number;
+  base_version: number | null;
+  state: 'drafted' | 'under_review' | 'accepted' | 'rejected' | 'revision_requested';
+  comment: string | null;
+  findings: Array<{ role: string; text: string; at: string }>;
+  created_at: string;
+}

@@ -28,6 +28,11 @@ export interface SessionChat {
   undoLast(): Promise<number | undefined>;
   /** The last reply again, on a new branch (POST /sessions/:id/regenerate). */
   regenerate(): Promise<void>;
+  /**
+   * Sends an artifact back with a comment (POST …/artifacts/:id/request-revision): resolves once
+   * the revision run started (rejects when it was refused); the run then streams as a turn.
+   */
+  revise(artifactId: string, comment: string): Promise<void>;
   selectSession(sessionId: string | undefined): void;
   clearError(): void;
 }
@@ -239,9 +244,35 @@ export function useSessionChat(api: Api, projectId: string, language: Language):
     }
   }, [api, projectId, sessionId, language, consume]);
 
+  const revise = useCallback(
+    async (artifactId: string, comment: string) => {
+      setError(undefined);
+      setSuggestions([]);
+      const run = await api.artifacts.requestRevision(projectId, artifactId, comment);
+      // The revision run is in the artifact's session: the chat follows it there.
+      abort.current?.abort();
+      const controller = new AbortController();
+      const base = run.session_id === sessionId ? turnsRef.current : loadTurns(projectId, run.session_id);
+      const next = [...base, { message: comment, runId: run.run_id, frames: [], finished: false }];
+      turnsRef.current = next;
+      saveTurns(projectId, run.session_id, next);
+      setCurrentSession(projectId, run.session_id);
+      abort.current = controller;
+      setTurns(next);
+      if (run.session_id !== sessionId) setSessionId(run.session_id);
+      void consume(
+        run.session_id,
+        api.client.agent.resume(run.run_id, undefined, { signal: controller.signal }),
+        controller,
+      );
+    },
+    [api, projectId, sessionId, consume],
+  );
+
   return {
     undoLast,
     regenerate,
+    revise,
     sessionId,
     turns,
     streaming,

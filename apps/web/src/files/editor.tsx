@@ -1,10 +1,12 @@
 import { useCallback, useEffect, useState } from 'react';
 import { type Api, QuillApiError } from '../api/api.ts';
 import { explainError } from '../api/errors.ts';
-import type { ProjectFile } from '../api/types.ts';
+import type { Artifact, ProjectFile } from '../api/types.ts';
 import type { StreamingFile } from '../chat/run-view.ts';
 import { useT } from '../i18n.tsx';
+import { ArtifactPanel } from './artifact-panel.tsx';
 import { ConflictView } from './conflict-view.tsx';
+import { pendingArtifactOf } from './pending.ts';
 import { VersionsPanel } from './versions-panel.tsx';
 
 interface Props {
@@ -16,6 +18,10 @@ interface Props {
   /** Bumped when a run saved files, so a clean editor shows the new text. */
   refreshToken: number;
   files: ProjectFile[];
+  /** The project's open artifacts: this file's text may be one (not accepted yet). */
+  artifacts: readonly Artifact[];
+  /** Request a revision: starts a revision run, which the chat streams. */
+  onRevise(artifactId: string, comment: string): Promise<void>;
   onChanged(): void;
   onDirtyChange(dirty: boolean): void;
 }
@@ -33,6 +39,8 @@ export function Editor({
   streaming,
   refreshToken,
   files,
+  artifacts,
+  onRevise,
   onChanged,
   onDirtyChange,
 }: Props) {
@@ -63,6 +71,11 @@ export function Editor({
   }, [api, projectId, fileId, refreshToken, show]);
 
   useEffect(() => onDirtyChange(dirty), [dirty, onDirtyChange]);
+  // "Revision requested" holds until the revision's text arrives as a new version.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: cleared when the file's version moves on
+  useEffect(() => {
+    setStatus((current) => (current === t.revisionStarted ? undefined : current));
+  }, [file?.version, t.revisionStarted]);
 
   const run = async (action: () => Promise<ProjectFile>) => {
     setBusy(true);
@@ -86,6 +99,13 @@ export function Editor({
   const writing = streaming !== undefined && !streaming.done;
   const original = file.draft_of ? files.find((candidate) => candidate.id === file.draft_of) : undefined;
   const save = () => void run(async () => (await api.files.save(projectId, fileId, text, file.version)).file);
+  const pending = writing ? undefined : pendingArtifactOf(file, artifacts);
+  // A decision changes the file (reject restores the accepted text): show it as it stands then.
+  const decide = (action: () => Promise<unknown>) =>
+    void run(async () => {
+      await action();
+      return (await api.files.get(projectId, fileId)).file;
+    });
 
   return (
     <section className="editor" aria-label={file.title}>
@@ -120,6 +140,30 @@ export function Editor({
         </div>
       )}
       {writing && <div className="banner writing">{t.aiWriting}</div>}
+      {pending && !dirty && (
+        <ArtifactPanel
+          api={api}
+          projectId={projectId}
+          file={file}
+          artifact={pending}
+          open={artifacts}
+          busy={busy}
+          onAccept={() =>
+            decide(() =>
+              api.artifacts.accept(
+                projectId,
+                pending.id,
+                pending.placement === 'draft' ? original?.version : undefined,
+              ),
+            )
+          }
+          onReject={() => decide(() => api.artifacts.reject(projectId, pending.id))}
+          onRevise={(comment) => {
+            setStatus(t.revisionStarted);
+            void onRevise(pending.id, comment).catch((error) => setStatus(explainError(t, error)));
+          }}
+        />
+      )}
       {conflict ? (
         <ConflictView
           {...conflict}

@@ -5,11 +5,13 @@ interface Props {
   files: ProjectFile[];
   selectedId: string | undefined;
   writingId: string | undefined;
+  /** Files whose text is AI text not accepted yet. */
+  pendingIds: ReadonlySet<string>;
   onSelect(fileId: string): void;
 }
 
-/** Files grouped by folder (README: GET /projects/:id/files), AI drafts marked. */
-export function FileTree({ files, selectedId, writingId, onSelect }: Props) {
+/** Files grouped by folder (README: GET /projects/:id/files), AI drafts and unaccepted AI text marked. */
+export function FileTree({ files, selectedId, writingId, pendingIds, onSelect }: Props) {
   const t = useT();
   if (files.length === 0) return <p className="hint">{t.noFiles}</p>;
   const folders = new Map<string, ProjectFile[]>();
@@ -34,6 +36,11 @@ export function FileTree({ files, selectedId, writingId, onSelect }: Props) {
                     <span className="file-title">{file.title}</span>
                     <span className="file-type">{file.file_type}</span>
                     {file.draft_of && <span className="badge draft">{t.aiDraft}</span>}
+                    {pendingIds.has(file.id) && (
+                      <span className="badge draft" data-testid="pending-badge">
+                        {t.pending}
+                      </span>
+                    )}
                     {file.id === writingId && <span className="badge writing">✎</span>}
                   </button>
                 </li>

@@ -5,7 +5,7 @@ export { pinSessionDefinitions, upgradeSessionDefinitions } from '../shared-tabl
 export { saveFileContentIfVersion, setFileTitle, setFileVisibility } from '../shared-tables/file-edits.ts';
 export { createFile, softDeleteFile } from '../shared-tables/files.ts';
 export { appendMessage } from '../shared-tables/messages.ts';
-export { commitProjectNotes } from '../shared-tables/state-commits.ts';
+export { commitProjectNotes, commitState } from '../shared-tables/state-commits.ts';
 export {
   acceptArtifact,
   linkRevisionRun,

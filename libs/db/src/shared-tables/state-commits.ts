@@ -1,26 +1,61 @@
+import { isDeepStrictEqual } from 'node:util';
 import { isUuid } from '../ids.ts';
 import type { Queryable } from '../pool.ts';
 import { mergeText } from '../state-merge.ts';
+import { mergeRecord, mergeTasks } from '../state-merge-json.ts';
 
 /**
  * Commits with rev (docs/kernel.md "Commits with rev"): the one path structured project state
- * is written through, by the author's editor and by the agent alike. A commit names the rev it
- * is based on; the same rev commits, a stale one is merged when the changes are disjoint or
- * refused with what stands now. Every commit is recorded in `state_commits` with its source.
- * Today the keyed state is the project notes (`projects.notes`, rev `projects.notes_version`).
+ * is written through, by the author and by the agent alike. A commit names the rev it is based
+ * on; the same rev commits, a stale one is merged when the changes are disjoint or refused with
+ * what stands now. Every commit is recorded in `state_commits` with its source. The keyed state:
+ * the notes (text, merged by lines), the info (merged per key) and the task board (per task).
  */
-export type StateKey = 'notes';
+export type StateKey = 'notes' | 'info' | 'task_board';
+export const STATE_KEYS: readonly StateKey[] = ['notes', 'info', 'task_board'];
 
 /** Who writes: the author (with their project role) or an agent role within a run. */
 export type StateWriter =
   | { kind: 'author'; userId: string; memberRole: 'owner' | 'editor' | 'viewer' }
   | { kind: 'agent'; role: string; runId: string };
 
-export type CommitOutcome =
-  | { kind: 'committed'; rev: number; value: string; merged: boolean }
-  | { kind: 'conflict'; rev: number; value: string }
+export type CommitOutcome<T = string> =
+  | { kind: 'committed'; rev: number; value: T; merged: boolean }
+  | { kind: 'conflict'; rev: number; value: T; conflicts: string[] }
   | { kind: 'forbidden' }
   | { kind: 'not_found' };
+
+export type StateValue<K extends StateKey> = K extends 'notes'
+  ? string
+  : K extends 'info'
+    ? Record<string, unknown>
+    : unknown[];
+
+type Merge = { kind: 'merged'; value: unknown } | { kind: 'conflict'; conflicts: string[] };
+
+/** Where each key lives on the project row, and how a stale write of it merges. */
+const KEYS: Record<
+  StateKey,
+  { column: string; revColumn: string; merge(b: never, c: never, i: never): Merge }
+> = {
+  notes: {
+    column: 'notes',
+    revColumn: 'notes_version',
+    merge: (base: string, current: string, incoming: string) => {
+      const merged = mergeText(base, current, incoming);
+      return merged.kind === 'merged' ? merged : { kind: 'conflict', conflicts: ['notes'] };
+    },
+  },
+  info: { column: 'info', revColumn: 'info_version', merge: mergeRecord },
+  task_board: { column: 'task_board', revColumn: 'task_board_version', merge: mergeTasks },
+};
+
+const isShaped = (key: StateKey, value: unknown): boolean =>
+  key === 'notes'
+    ? typeof value === 'string'
+    : key === 'info'
+      ? typeof value === 'object' && value !== null && !Array.isArray(value)
+      : Array.isArray(value);
 
 /** The permission rule: viewers never write; the agent writes only through its tool's rules. */
 export function mayCommit(_key: StateKey, writer: StateWriter): boolean {
@@ -32,49 +67,121 @@ export function sourceOf(writer: StateWriter): string {
 }
 
 /**
- * Commits a new value of the project's notes. Run inside a transaction: the project row stays
- * locked from the rev check to the write. `maxChars` bounds a merged value as the editor's own
- * limit bounds a direct one.
+ * Commits a new value of one key. Run inside a transaction: the project row stays locked from
+ * the rev check to the write. `accept` bounds a merged value as the caller's own limit bounds a
+ * direct one (a merged value it refuses is a conflict).
  */
-export async function commitProjectNotes(
+export async function commitState<K extends StateKey>(
   db: Queryable,
-  input: { projectId: string; baseRev: number; value: string; writer: StateWriter; maxChars?: number },
-): Promise<CommitOutcome> {
-  if (!mayCommit('notes', input.writer)) return { kind: 'forbidden' };
+  input: {
+    projectId: string;
+    key: K;
+    baseRev: number;
+    value: StateValue<K>;
+    writer: StateWriter;
+    accept?: (value: StateValue<K>) => boolean;
+  },
+): Promise<CommitOutcome<StateValue<K>>> {
+  const { key } = input;
+  if (!mayCommit(key, input.writer)) return { kind: 'forbidden' };
   if (!isUuid(input.projectId)) return { kind: 'not_found' };
-  const { rows } = await db.query<{ notes: string; notes_version: number }>(
-    'SELECT notes, notes_version FROM projects WHERE id = $1 AND deleted_at IS NULL FOR UPDATE',
+  const { column, revColumn, merge } = KEYS[key];
+  const { rows } = await db.query<{ value: StateValue<K>; rev: number }>(
+    `SELECT ${column} AS value, ${revColumn} AS rev FROM projects
+     WHERE id = $1 AND deleted_at IS NULL FOR UPDATE`,
     [input.projectId],
   );
   const stored = rows[0];
   if (!stored) return { kind: 'not_found' };
-  const rev = stored.notes_version;
+  const { rev } = stored;
   // The value that stands is the base later stale writers merge against: keep it in the log
   // even when it was written before commits were recorded.
-  await recordCommit(db, input.projectId, rev, rev, stored.notes, 'baseline', false);
+  await recordCommit(db, input.projectId, key, rev, rev, stored.value, 'baseline', false);
   let value = input.value;
   let merged = false;
   if (input.baseRev !== rev) {
-    const base = input.baseRev < rev ? await committedValue(db, input.projectId, input.baseRev) : null;
-    const outcome =
-      base === null ? { kind: 'conflict' as const } : mergeText(base, stored.notes, input.value);
-    if (outcome.kind === 'conflict' || outcome.value.length > (input.maxChars ?? Number.POSITIVE_INFINITY)) {
-      return { kind: 'conflict', rev, value: stored.notes };
+    const base = input.baseRev < rev ? await committedValue(db, input.projectId, key, input.baseRev) : null;
+    const outcome: Merge =
+      base === null || !isShaped(key, base)
+        ? { kind: 'conflict', conflicts: [key] }
+        : (merge as (b: unknown, c: unknown, i: unknown) => Merge)(base, stored.value, input.value);
+    if (outcome.kind === 'conflict') {
+      return { kind: 'conflict', rev, value: stored.value, conflicts: outcome.conflicts };
     }
-    value = outcome.value;
+    value = outcome.value as StateValue<K>;
+    if (input.accept && !input.accept(value)) {
+      return { kind: 'conflict', rev, value: stored.value, conflicts: [key] };
+    }
     merged = true;
   }
-  if (value === stored.notes) return { kind: 'committed', rev, value, merged };
-  await db.query('UPDATE projects SET notes = $2, notes_version = $3, updated_at = now() WHERE id = $1', [
-    input.projectId,
-    value,
-    rev + 1,
-  ]);
-  await recordCommit(db, input.projectId, rev + 1, input.baseRev, value, sourceOf(input.writer), merged);
+  if (isDeepStrictEqual(value, stored.value)) return { kind: 'committed', rev, value, merged };
+  await db.query(
+    `UPDATE projects SET ${column} = ${key === 'notes' ? "$2::jsonb #>> '{}'" : '$2::jsonb'},
+       ${revColumn} = $3, updated_at = now() WHERE id = $1`,
+    [input.projectId, JSON.stringify(value), rev + 1],
+  );
+  await recordCommit(db, input.projectId, key, rev + 1, input.baseRev, value, sourceOf(input.writer), merged);
   return { kind: 'committed', rev: rev + 1, value, merged };
 }
 
+/** The notes as before: a commit of the `notes` key, bounded by the editor's limit. */
+export function commitProjectNotes(
+  db: Queryable,
+  input: { projectId: string; baseRev: number; value: string; writer: StateWriter; maxChars?: number },
+): Promise<CommitOutcome<string>> {
+  const maxChars = input.maxChars ?? Number.POSITIVE_INFINITY;
+  return commitState(db, {
+    projectId: input.projectId,
+    key: 'notes',
+    baseRev: input.baseRev,
+    value: input.value,
+    writer: input.writer,
+    accept: (value) => value.length <= maxChars,
+  });
+}
+
+/**
+ * The rev an agent's write of `key` is based on: what it last committed itself in this run, else
+ * what stood when its run started — so a change the author made while the run worked is merged
+ * with the agent's, or refused, never overwritten by a value the agent built before seeing it.
+ */
+export async function agentBaseRev(
+  db: Queryable,
+  input: { projectId: string; key: StateKey; runId: string },
+): Promise<number> {
+  const { rows } = await db.query<{ own: number | null; before: number | null; oldest: number | null }>(
+    `SELECT
+       (SELECT max(rev) FROM state_commits WHERE project_id = $1 AND key = $2 AND source LIKE $4) AS own,
+       (SELECT max(c.rev) FROM state_commits c, runs r
+         WHERE c.project_id = $1 AND c.key = $2 AND r.run_id::text = $3 AND c.created_at <= r.created_at) AS before,
+       (SELECT min(rev) FROM state_commits WHERE project_id = $1 AND key = $2) AS oldest`,
+    [input.projectId, input.key, input.runId, `agent:%:${input.runId}`],
+  );
+  const row = rows[0];
+  if (row?.own != null) return row.own;
+  if (row?.before != null) return row.before;
+  if (row?.oldest != null) return row.oldest;
+  // With no log at all nobody committed since the run started: what stands is its base.
+  return (await readState(db, input.projectId, input.key))?.rev ?? 0;
+}
+
+/** One key's value and rev as they stand (null: no such live project). */
+export async function readState<K extends StateKey>(
+  db: Queryable,
+  projectId: string,
+  key: K,
+): Promise<{ value: StateValue<K>; rev: number } | null> {
+  if (!isUuid(projectId)) return null;
+  const { column, revColumn } = KEYS[key];
+  const { rows } = await db.query<{ value: StateValue<K>; rev: number }>(
+    `SELECT ${column} AS value, ${revColumn} AS rev FROM projects WHERE id = $1 AND deleted_at IS NULL`,
+    [projectId],
+  );
+  return rows[0] ?? null;
+}
+
 export interface StateCommit {
+  key: StateKey;
   rev: number;
   baseRev: number;
   value: unknown;
@@ -83,15 +190,16 @@ export interface StateCommit {
   createdAt: string;
 }
 
-/** The commit log of one key, newest first. */
+/** The commit log of one key (or of every key), newest first. */
 export async function listStateCommits(
   db: Queryable,
   projectId: string,
-  key: StateKey,
+  key: StateKey | null,
   limit = 50,
 ): Promise<StateCommit[]> {
   if (!isUuid(projectId)) return [];
   const { rows } = await db.query<{
+    key: StateKey;
     rev: number;
     base_rev: number;
     value: unknown;
@@ -99,11 +207,13 @@ export async function listStateCommits(
     merged: boolean;
     created_at: string;
   }>(
-    `SELECT rev, base_rev, value, source, merged, created_at FROM state_commits
-     WHERE project_id = $1 AND key = $2 ORDER BY rev DESC LIMIT $3`,
+    `SELECT key, rev, base_rev, value, source, merged, created_at FROM state_commits
+     WHERE project_id = $1 AND ($2::text IS NULL OR key = $2)
+     ORDER BY created_at DESC, rev DESC LIMIT $3`,
     [projectId, key, limit],
   );
   return rows.map((row) => ({
+    key: row.key,
     rev: row.rev,
     baseRev: row.base_rev,
     value: row.value,
@@ -113,28 +223,33 @@ export async function listStateCommits(
   }));
 }
 
-async function committedValue(db: Queryable, projectId: string, rev: number): Promise<string | null> {
+async function committedValue(
+  db: Queryable,
+  projectId: string,
+  key: StateKey,
+  rev: number,
+): Promise<unknown> {
   const { rows } = await db.query<{ value: unknown }>(
-    `SELECT value FROM state_commits WHERE project_id = $1 AND key = 'notes' AND rev = $2`,
-    [projectId, rev],
+    'SELECT value FROM state_commits WHERE project_id = $1 AND key = $2 AND rev = $3',
+    [projectId, key, rev],
   );
-  const value = rows[0]?.value;
-  return typeof value === 'string' ? value : null;
+  return rows[0]?.value ?? null;
 }
 
 async function recordCommit(
   db: Queryable,
   projectId: string,
+  key: StateKey,
   rev: number,
   baseRev: number,
-  value: string,
+  value: unknown,
   source: string,
   merged: boolean,
 ): Promise<void> {
   await db.query(
     `INSERT INTO state_commits (project_id, key, rev, base_rev, value, source, merged)
-     VALUES ($1, 'notes', $2, $3, to_jsonb($4::text), $5, $6)
+     VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7)
      ON CONFLICT (project_id, key, rev) DO NOTHING`,
-    [projectId, rev, baseRev, value, source, merged],
+    [projectId, key, rev, baseRev, JSON.stringify(value), source, merged],
   );
 }

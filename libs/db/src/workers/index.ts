@@ -8,7 +8,7 @@ export { setFileTitle, softDeleteFiles } from '../shared-tables/file-edits.ts';
 export { createFile, saveFileContent } from '../shared-tables/files.ts';
 export { updateProjectWorkspace } from '../shared-tables/project-workspace.ts';
 export { deleteEmptyFiles } from '../shared-tables/routing.ts';
-export { commitProjectNotes } from '../shared-tables/state-commits.ts';
+export { commitProjectNotes, commitState } from '../shared-tables/state-commits.ts';
 export { saveAiBody } from './ai-writes.ts';
 export { bumpRunEpoch } from './run-fence.ts';
 export { saveStepJournal } from './step-journals.ts';

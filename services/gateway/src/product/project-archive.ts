@@ -58,7 +58,12 @@ function entryPath(order: number, title: string): string {
 }
 
 /** A project file as stored: its id and, for an AI draft, the id of its original. */
-export type StoredFile = Omit<ArchiveFile, 'draftOfOrder'> & { id: string; draftOf: string | null };
+export type StoredFile = Omit<ArchiveFile, 'draftOfOrder'> & {
+  id: string;
+  draftOf: string | null;
+  /** Unaccepted AI text: its artifact's state (pending-text.ts). */
+  acceptance?: ArchiveFrontMatter['acceptance'];
+};
 
 export function renderArchive(
   project: ArchiveProject,
@@ -75,6 +80,7 @@ export function renderArchive(
       order,
       ...(file.visibility === 'all' ? {} : { visibility: file.visibility }),
       ...(draftOf === undefined ? {} : { draft_of: draftOf }),
+      ...(file.acceptance === undefined ? {} : { acceptance: file.acceptance }),
     };
     return {
       path: entryPath(order, file.title),
@@ -204,6 +210,19 @@ function decodeText(data: Buffer, path: string): string {
   }
 }
 
+const PENDING_LABELS = {
+  zh: {
+    drafted: '【AI 草稿，待作者验收】',
+    under_review: '【AI 草稿，审阅中，待作者验收】',
+    revision_requested: '【AI 草稿，作者已要求返修】',
+  },
+  en: {
+    drafted: '[AI draft, not yet accepted by the author]',
+    under_review: '[AI draft, reviewed, not yet accepted by the author]',
+    revision_requested: '[AI draft, sent back for a revision by the author]',
+  },
+} as const;
+
 /**
  * The manuscript: the project's chapters (draft files that are not AI drafts of another file)
  * in chapter order — by the number in the title (the context compiler's rule,
@@ -217,7 +236,9 @@ export function renderManuscript(
     fileType: string;
     draftOf: string | null;
     content: string;
+    acceptance?: ArchiveFrontMatter['acceptance'];
   }>,
+  language = 'zh',
 ): string {
   const chapters = files
     .filter((file) => file.fileType === 'draft' && file.draftOf === null)
@@ -230,7 +251,13 @@ export function renderManuscript(
     );
   const parts = [
     `# ${title}\n`,
-    ...chapters.map(({ file }) => `## ${file.title}\n\n${file.content.trim()}\n`),
+    ...chapters.map(({ file }) => {
+      // Unaccepted AI text says so where a reader meets it (docs/kernel.md "Artifacts and acceptance").
+      const label = file.acceptance
+        ? `> ${PENDING_LABELS[language === 'en' ? 'en' : 'zh'][file.acceptance]}\n\n`
+        : '';
+      return `## ${file.title}\n\n${label}${file.content.trim()}\n`;
+    }),
   ];
   return parts.join('\n');
 }

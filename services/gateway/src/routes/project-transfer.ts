@@ -1,4 +1,4 @@
-import { PROJECT_ZIP_LIMITS, ProjectIdParams, QuillError } from '@quill/contracts';
+import { ExportQuery, PROJECT_ZIP_LIMITS, ProjectIdParams, QuillError } from '@quill/contracts';
 import { getProjectWorkspace, listFiles } from '@quill/db';
 import { importProject } from '@quill/db/gateway';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply } from 'fastify';
@@ -6,6 +6,7 @@ import type { GatewayDependencies } from '../app.ts';
 import { requireUser } from '../auth.ts';
 import { parseInput } from '../http-errors.ts';
 import { ANY_MEMBER, requireProjectRole } from '../product/access.ts';
+import { exportedFiles, pendingTexts } from '../product/pending-text.ts';
 import {
   ProjectArchiveError,
   parseArchive,
@@ -26,6 +27,12 @@ const ZIP_TYPES = ['application/zip', 'application/x-zip-compressed', 'applicati
  */
 export function projectTransferRoutes(dependencies: Pick<GatewayDependencies, 'pool'>): FastifyPluginAsync {
   const { pool } = dependencies;
+  // Unaccepted AI text is labelled, or with accepted_only left out (docs/kernel.md "Artifacts
+  // and acceptance").
+  const filesToExport = async (projectId: string, acceptedOnly: boolean) => {
+    const files = await listFiles(pool, projectId);
+    return exportedFiles(files, await pendingTexts(pool, projectId, files), acceptedOnly);
+  };
   return async (app: FastifyInstance) => {
     app.addContentTypeParser(
       ZIP_TYPES,
@@ -35,17 +42,20 @@ export function projectTransferRoutes(dependencies: Pick<GatewayDependencies, 'p
 
     app.get('/projects/:projectId/export', async (request, reply) => {
       const { projectId } = parseInput(ProjectIdParams, request.params);
+      const query = parseInput(ExportQuery, request.query);
       const { project } = await requireProjectRole(pool, requireUser(request).id, projectId, ANY_MEMBER);
       const workspace = await getProjectWorkspace(pool, projectId);
-      const files = await listFiles(pool, projectId);
+      const files = await filesToExport(projectId, query.accepted_only);
       const zip = await writeZip(renderArchive({ ...project, info: workspace?.info ?? {} }, files));
       return attachment(reply, 'application/zip', `project-${projectId}.zip`).send(zip);
     });
 
     app.get('/projects/:projectId/manuscript.md', async (request, reply) => {
       const { projectId } = parseInput(ProjectIdParams, request.params);
+      const query = parseInput(ExportQuery, request.query);
       const { project } = await requireProjectRole(pool, requireUser(request).id, projectId, ANY_MEMBER);
-      const text = renderManuscript(project.title, await listFiles(pool, projectId));
+      const files = await filesToExport(projectId, query.accepted_only);
+      const text = renderManuscript(project.title, files, project.language);
       return attachment(reply, 'text/markdown; charset=utf-8', `manuscript-${projectId}.md`).send(text);
     });
 
