@@ -11,6 +11,7 @@ export const ArtifactState = z.enum([
   'accepted',
   'rejected',
   'revision_requested',
+  'superseded',
 ]);
 export const ArtifactAcceptance = z.enum(['auto', 'review']);
 

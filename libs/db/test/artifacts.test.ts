@@ -5,6 +5,7 @@ import {
   createFile,
   createProject,
   createUser,
+  linkRevisionRun,
   rejectArtifact,
   requestArtifactRevision,
   setArtifactAcceptance,
@@ -194,5 +195,47 @@ describe('artifacts on the AI-write path', () => {
     });
     const summary = (await listFileSummaries(database.pool, projectId)).find((item) => item.id === file.id);
     expect(summary?.unaccepted).toBe('revision_requested');
+  });
+
+  it('accepting a revision closes the artifact it answered as superseded; rejecting it leaves that one open', async () => {
+    const projectId = await project('review');
+    const file = await createFile(database.pool, { projectId, title: '七', fileType: 'draft' });
+    const firstRun = crypto.randomUUID();
+    await body(projectId, file.id, firstRun, 0, '初稿');
+    const [first] = await listArtifacts(database.pool, { runId: firstRun });
+    const sendBack = async (artifactId: string, runId: string) => {
+      await decide((client) =>
+        requestArtifactRevision(client, { projectId, artifactId, userId, comment: '再紧凑些' }),
+      );
+      await linkRevisionRun(database.pool, artifactId, runId);
+    };
+    // A revision the author rejects: its base text (the first draft) is back and still open.
+    const rejectedRun = crypto.randomUUID();
+    await sendBack(first!.id, rejectedRun);
+    await body(projectId, file.id, rejectedRun, 1, '修改稿一');
+    const [rejectedRevision] = await listArtifacts(database.pool, { runId: rejectedRun });
+    await decide((client) => rejectArtifact(client, { projectId, artifactId: rejectedRevision!.id, userId }));
+    expect((await listArtifacts(database.pool, { runId: firstRun }))[0]).toMatchObject({
+      state: 'revision_requested',
+    });
+    expect(await runAwaitsAcceptance(database.pool, firstRun)).toBe(true);
+    // Sent back again; this revision is accepted, and the one it answered is closed.
+    const acceptedRun = crypto.randomUUID();
+    await linkRevisionRun(database.pool, first!.id, acceptedRun);
+    const current = await getFile(database.pool, projectId, file.id);
+    await body(projectId, file.id, acceptedRun, current!.version, '修改稿二');
+    const [revision] = await listArtifacts(database.pool, { runId: acceptedRun });
+    const accepted = await decide((client) =>
+      acceptArtifact(client, { projectId, artifactId: revision!.id, userId }),
+    );
+    expect(accepted).toMatchObject({ kind: 'decided', artifact: { state: 'accepted' } });
+    expect((await listArtifacts(database.pool, { runId: firstRun }))[0]).toMatchObject({
+      state: 'superseded',
+      decidedBy: 'author',
+    });
+    expect(await runAwaitsAcceptance(database.pool, firstRun)).toBe(false);
+    const summary = (await listFileSummaries(database.pool, projectId)).find((item) => item.id === file.id);
+    expect(summary?.unaccepted).toBeNull();
+    expect(await getFile(database.pool, projectId, file.id)).toMatchObject({ content: '修改稿二' });
   });
 });

@@ -76,7 +76,7 @@ export interface Artifact {
   placement: 'in_file' | 'draft';
   version: number;
   base_version: number | null;
-  state: 'drafted' | 'under_review' | 'accepted' | 'rejected' | 'revision_requested';
+  state: 'drafted' | 'under_review' | 'accepted' | 'rejected' | 'revision_requested' | 'superseded';
   comment: string | null;
   findings: Array<{ role: string; text: string; at: string }>;
   created_at: string;

@@ -49,6 +49,7 @@ export function ArtifactPanel({
     revision_requested: t.artifactRevisionRequested,
     accepted: '',
     rejected: '',
+    superseded: '',
   }[artifact.state];
 
   // The accepted text: for a draft, what its original holds; in a file, the version before the

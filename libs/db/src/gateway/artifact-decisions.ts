@@ -57,13 +57,16 @@ export async function acceptArtifact(
     if (input.expectedVersion !== undefined && input.expectedVersion !== text.version) {
       return { kind: 'conflict', artifact, currentVersion: text.version };
     }
-    return { kind: 'decided', artifact: await decide(db, artifact.id, 'accepted', input.userId), file: text };
+    const decided = await decide(db, artifact.id, 'accepted', input.userId);
+    await supersedeSentBack(db, decided, input.userId);
+    return { kind: 'decided', artifact: decided, file: text };
   }
   const original = artifact.fileId ? await lockAnyFile(db, artifact.fileId) : null;
   if (!original || original.deleted) {
     // The original is gone: the draft is all there is, so it becomes a file of its own.
     await db.query('UPDATE files SET draft_of = NULL, updated_at = now() WHERE id = $1', [text.id]);
     const decided = await decide(db, artifact.id, 'accepted', input.userId);
+    await supersedeSentBack(db, decided, input.userId);
     return { kind: 'decided', artifact: decided, file: { ...text, draftOf: null } };
   }
   if (input.expectedVersion === undefined) return { kind: 'expected_version_required', artifact };
@@ -77,6 +80,7 @@ export async function acceptArtifact(
   if (saved === null) return { kind: 'conflict', artifact, currentVersion: original.version };
   await softDeleteFile(db, input.projectId, text.id);
   const decided = await decide(db, artifact.id, 'accepted', input.userId);
+  await supersedeSentBack(db, decided, input.userId);
   return { kind: 'decided', artifact: decided, file: await lockAnyFile(db, original.id) };
 }
 
@@ -152,6 +156,22 @@ export async function undoArtifactDecision(db: Queryable, before: Artifact): Pro
 
 export async function linkRevisionRun(db: Queryable, artifactId: string, runId: string): Promise<void> {
   await db.query('UPDATE artifacts SET revision_run_id = $2 WHERE id = $1', [artifactId, runId]);
+}
+
+/**
+ * Accepting a revision closes what it answered: the artifacts of the same file that the author
+ * sent back to the run that wrote it. Their text is no longer the file's, so left
+ * `revision_requested` they would keep the session waiting for a decision nobody can make.
+ */
+async function supersedeSentBack(db: Queryable, accepted: Artifact, userId: string): Promise<void> {
+  if (!accepted.runId) return;
+  await db.query(
+    `UPDATE artifacts SET state = 'superseded', decided_by = 'author', decided_by_user = $4::uuid,
+       decided_at = now()
+     WHERE project_id = $1 AND revision_run_id = $2 AND state = 'revision_requested'
+       AND (file_id = $3 OR text_file_id = $3)`,
+    [accepted.projectId, accepted.runId, accepted.fileId ?? accepted.textFileId, userId],
+  );
 }
 
 async function decide(

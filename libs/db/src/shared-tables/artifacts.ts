@@ -8,7 +8,14 @@ import type { Queryable } from '../pool.ts';
  * AI-draft path of docs/ai-writes.md). This module records and reads them; the decisions
  * (accept, reject, request a revision) are in artifact-decisions.ts.
  */
-export type ArtifactState = 'drafted' | 'under_review' | 'accepted' | 'rejected' | 'revision_requested';
+export type ArtifactState =
+  | 'drafted'
+  | 'under_review'
+  | 'accepted'
+  | 'rejected'
+  | 'revision_requested'
+  /** Sent back for a revision, and the revision that answered it was accepted. */
+  | 'superseded';
 export type ArtifactPlacement = 'in_file' | 'draft';
 export type ArtifactAcceptance = 'auto' | 'review';
 
