@@ -29,6 +29,12 @@ type PendingKind = 'text' | 'thinking' | 'file';
 
 /** Weight of the newest inter-delta gap in the moving average that predicts the next delta. */
 const GAP_WEIGHT = 0.5;
+/**
+ * Deltas closer than this came in one socket read (a worker that reads late gets every token
+ * emitted meanwhile at once): they say nothing about the model's pace, and the rest of a read
+ * goes at the end of the event-loop turn rather than waiting for a next delta.
+ */
+const SAME_READ_MS = 1;
 
 /**
  * Coalesces text and reasoning deltas into frames, bounding every token's age rather than the
@@ -40,6 +46,7 @@ const GAP_WEIGHT = 0.5;
  * - The frame goes with the delta that ends the window (its newest token is not held), or with
  *   the delta after which the next would come too late; a timer sends what a paused stream left
  *   pending once its oldest token is one window old. No token waits longer than the window.
+ * - The rest of a socket read whose first delta went at once goes at the end of the turn, together.
  * - `flushBytes` caps a frame's size.
  */
 export function createStepEmitter(
@@ -55,6 +62,7 @@ export function createStepEmitter(
   /** Moving average of the time between deltas: when the next one is due. */
   let gap = windowMs();
   let timer: NodeJS.Timeout | undefined;
+  let endOfTurn: NodeJS.Immediate | undefined;
   let firstError: unknown;
   let lastSeq = 0;
   const inFlight = new Set<Promise<unknown>>();
@@ -75,7 +83,9 @@ export function createStepEmitter(
 
   const flush = () => {
     if (timer) clearTimeout(timer);
+    if (endOfTurn) clearImmediate(endOfTurn);
     timer = undefined;
+    endOfTurn = undefined;
     if (!pending) return;
     const { kind, fileId, content } = pending;
     pending = undefined;
@@ -92,19 +102,21 @@ export function createStepEmitter(
     if (pending && (pending.kind !== kind || pending.fileId !== fileId)) flush();
     const now = performance.now();
     const window = windowMs();
-    gap = (1 - GAP_WEIGHT) * gap + GAP_WEIGHT * Math.min(now - lastDeltaAt, 2 * window);
+    const sameRead = now - lastDeltaAt < SAME_READ_MS;
+    if (!sameRead) gap = (1 - GAP_WEIGHT) * gap + GAP_WEIGHT * Math.min(now - lastDeltaAt, 2 * window);
     lastDeltaAt = now;
     if (pending) pending.content += delta;
     else pending = { kind, fileId, content: delta, since: now };
     const age = now - pending.since;
-    if (
-      pending.content.length >= settings.flushBytes ||
-      now - lastFlushAt >= window ||
-      // The next delta would find the frame older than the window: this one carries it.
-      age + gap > window
-    ) {
-      flush();
-    } else timer ??= setTimeout(flush, window - age);
+    if (pending.content.length >= settings.flushBytes || now - lastFlushAt >= window) flush();
+    // The rest of a read: it goes with the read's pending frame, at the end of the turn unless
+    // that frame already waits for its window.
+    else if (sameRead) {
+      if (!timer) endOfTurn ??= setImmediate(flush);
+    }
+    // The next delta would find the frame older than the window: this one carries it.
+    else if (age + gap > window) flush();
+    else timer ??= setTimeout(flush, window - age);
   };
 
   return {
