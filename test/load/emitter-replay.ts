@@ -129,7 +129,7 @@ function replay(rate: number, windowMs: number, pattern: string) {
       timers.delete(first[0]);
       now = first[1].at;
       first[1].run();
-      emitters.forEach((_, stream) => settle(stream));
+      for (let stream = 0; stream < emitters.length; stream++) settle(stream);
     }
   };
   for (const event of events) {
