@@ -110,6 +110,8 @@ try {
         clientCpu: system === 'direct' ? 0 : (other['bench-client'] ?? 0),
       };
       figures.push(summarize(system, level, runs, result, load));
+      // Progress on stderr: a phase that never ends (a stuck run) leaves what was measured.
+      console.error(JSON.stringify(rounded(figures.at(-1))));
     }
   }
 } finally {
