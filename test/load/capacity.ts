@@ -2,8 +2,9 @@
  * Figure 3: how many concurrent streaming runs one machine holds with every service
  * running. Steps up the number of open runs (the fake LLM streams each at 20 tokens/s for longer
  * than the whole ramp) and, at each level, measures the frame delay of the frames received in a
- * window once the level is reached. Stops when p99 exceeds the limit or any run fails; the
- * capacity is the last level that held. Prints a table and one JSON line.
+ * window once the level is reached, and the delay of every token of those frames (a token also
+ * waits in the writer for the newest token of its frame: `held`). Stops when the frame p99 exceeds
+ * the limit or any run fails; the capacity is the last level that held. Prints a table and one JSON line.
  *
  * New runs start at 50 a second (a launch storm is another figure: TTFT under load), and the
  * window opens a second after every run has received its first text frame.
@@ -109,17 +110,25 @@ try {
     const live = open.flatMap((run) => (run.live ? [run.live] : []));
     const requests = await inWaves(live.length, 16, 0, (index) => writerRequest(bench, live[index]!.runId));
     const delays: number[] = [];
+    const tokenDelays: number[] = [];
+    const heldDelays: number[] = [];
     let frames = 0;
     live.forEach((trace, index) => {
       const matched = matchDelays(trace, requests[index]);
       if (!matched) return;
+      let end = 0;
       matched.frameAt.forEach((at, frame) => {
+        const count = matched.frameTokens[frame]!;
+        end += count;
         if (at < windowStart || at > windowEnd) return;
         delays.push(matched.frame[frame]!);
+        tokenDelays.push(...matched.token.slice(end - count, end));
+        heldDelays.push(...matched.held.slice(end - count, end));
         frames++;
       });
     });
     const frame = distribution(delays);
+    const token = distribution(tokenDelays);
     const services = cpuByService(
       Object.fromEntries(Object.entries(cpu).filter(([name]) => name in bench.pids())),
     );
@@ -130,6 +139,11 @@ try {
       failures: ended.length,
       frame_p50_ms: frame.p50,
       frame_p99_ms: frame.p99,
+      // What the author sees: every token, including the wait for the newest of its frame.
+      token_p50_ms: token.p50,
+      token_p99_ms: token.p99,
+      held_p99_ms: distribution(heldDelays).p99,
+      tokens_per_frame: tokenDelays.length / Math.max(1, frames),
       frames_per_second: (frames * 1000) / windowMs,
       services_cpu_cores: servicesCpu / windowMs,
       fake_llm_cpu_cores: (cpu['fake-llm'] ?? 0) / windowMs,
@@ -164,6 +178,10 @@ console.log(
       'runs',
       'frame p50',
       'frame p99',
+      'token p50',
+      'token p99',
+      'held p99',
+      'tok/frame',
       'frames/s',
       'services cores',
       'nats',
@@ -177,6 +195,10 @@ console.log(
       f.level!,
       f.frame_p50_ms!,
       f.frame_p99_ms!,
+      f.token_p50_ms!,
+      f.token_p99_ms!,
+      f.held_p99_ms!,
+      f.tokens_per_frame!,
       f.frames_per_second!,
       f.services_cpu_cores!,
       f.nats_cpu_cores!,

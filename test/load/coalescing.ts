@@ -1,7 +1,8 @@
 /**
  * Figure 6: JetStream messages per 1,000 streamed tokens, by token rate, and what the
- * coalescing costs in delay. The writer's frame emitter sends a delta at once after an idle gap
- * and batches sustained flow per AGENT_TEXT_FLUSH_MS; this drives `concurrency` runs at each
+ * coalescing costs in delay. The writer's frame emitter sends a delta at once unless the next is
+ * expected within AGENT_TEXT_FLUSH_MS, and no token waits longer than that in a frame (decision
+ * 0031); this drives `concurrency` runs at each
  * rate (0 = as fast as the fake can) and reports frames and messages per 1,000 tokens with the
  * frame delay (newest token in the frame) and the token delay (every token, held ones included).
  * Prints a table and one JSON line.

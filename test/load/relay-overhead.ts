@@ -6,8 +6,10 @@
  * launch storm), and the same client reads the fake LLM's stream directly at the same pacing and
  * concurrency (the baseline). The fake stamps every token with its emit time; matching the text
  * frames against the reply (content matching, see support/runs.ts) gives each frame's delay from
- * its newest token. Frame delays and CPU are taken while all runs stream at once. Prints a table
- * and one JSON line.
+ * its newest token, and each token's delay (what the author sees: a token also waits in the writer
+ * for the newest token of its frame, `held`). Both are reported over the direct read ("added").
+ * Frame and token delays and CPU are taken while all runs stream at once. Prints a table and one
+ * JSON line.
  *
  * Figure 2 comes from its own phase first: `--ttft-runs` short runs one after another (nothing else
  * running), POST to first text frame minus the fake's TTFT.
@@ -96,7 +98,8 @@ try {
     const steady = quill.steady;
     const frameDelays = steady ? steady.frameDelays : quill.delays.flatMap((run) => run.frame);
     const quillFrames = distribution(frameDelays);
-    const quillTokens = distribution(quill.delays.flatMap((run) => run.token));
+    const quillTokens = distribution(steady ? steady.tokenDelays : quill.delays.flatMap((run) => run.token));
+    const held = distribution(steady ? steady.heldDelays : quill.delays.flatMap((run) => run.held));
     const directChunks = distribution(direct.flatMap((run) => run.chunk));
     const median = (pick: (run: (typeof quill.delays)[number]) => number) =>
       distribution(quill.delays.map(pick)).p50;
@@ -110,11 +113,19 @@ try {
       window: steady ? 'all runs streaming' : 'whole phase',
       frame_delay_ms: quillFrames,
       token_delay_ms: quillTokens,
+      // Of a token's delay, the time it waited in the writer for the newest token of its frame.
+      held_ms: held,
       direct_delay_ms: directChunks,
       added_ms: {
         p50: quillFrames.p50 - directChunks.p50,
         p95: quillFrames.p95 - directChunks.p95,
         p99: quillFrames.p99 - directChunks.p99,
+      },
+      // What the author sees: every token's delay (held ones included) over the direct read.
+      token_added_ms: {
+        p50: quillTokens.p50 - directChunks.p50,
+        p95: quillTokens.p95 - directChunks.p95,
+        p99: quillTokens.p99 - directChunks.p99,
       },
       ttft_overhead_ms: {
         // POST → first text frame, minus the fake's configured TTFT.
@@ -159,7 +170,8 @@ const rows = figures.map((figure) => {
     frame_delay_ms: { p50: number; p95: number; p99: number };
     direct_delay_ms: { p50: number; p99: number };
     added_ms: { p50: number; p99: number };
-    token_delay_ms: { p99: number };
+    token_added_ms: { p50: number; p99: number };
+    held_ms: { p50: number; p99: number };
     ttft_overhead_ms: { p50: number; to_model_p50: number; first_token_relay_p50: number };
     messages_per_1k_tokens: number;
     cpu_ms_per_1k_tokens: number;
@@ -172,7 +184,8 @@ const rows = figures.map((figure) => {
     `${f.frame_delay_ms.p50.toFixed(1)} / ${f.frame_delay_ms.p95.toFixed(1)} / ${f.frame_delay_ms.p99.toFixed(1)}`,
     `${f.direct_delay_ms.p50.toFixed(1)} / ${f.direct_delay_ms.p99.toFixed(1)}`,
     `${f.added_ms.p50.toFixed(1)} / ${f.added_ms.p99.toFixed(1)}`,
-    f.token_delay_ms.p99,
+    `${f.token_added_ms.p50.toFixed(1)} / ${f.token_added_ms.p99.toFixed(1)}`,
+    `${f.held_ms.p50.toFixed(1)} / ${f.held_ms.p99.toFixed(1)}`,
     `${f.ttft_overhead_ms.p50.toFixed(1)} (${f.ttft_overhead_ms.to_model_p50.toFixed(1)} + ${f.ttft_overhead_ms.first_token_relay_p50.toFixed(1)})`,
     f.messages_per_1k_tokens,
     `${f.steady_cpu_ms_per_1k_tokens.toFixed(0)} / ${f.cpu_ms_per_1k_tokens.toFixed(0)}`,
@@ -199,8 +212,9 @@ console.log(
       'runs',
       'frame delay p50/p95/p99',
       'direct p50/p99',
-      'added p50/p99',
-      'token p99',
+      'added/frame p50/p99',
+      'added/token p50/p99',
+      'held p50/p99',
       'TTFT overhead p50 (to model + 1st relay)',
       'msgs/1k tok',
       'CPU ms/1k tok (relay / all)',

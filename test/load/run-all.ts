@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: the standard benchmark set of docs/, one after the other (each starts its
  * own stack: every service a process of its own, the fake LLM a process of its own), then the
- * seven figures side by side with their targets. Each benchmark prints its own table on the way.
+ * figures side by side with their targets (per-frame and per-token delay, reasoning frames and the
+ * peer comparison included). Each benchmark prints its own table on the way.
  * Prints a summary table and one JSON line.
  *
  *   node test/load/run-all.ts [--only relay-overhead,capacity,…]
@@ -17,8 +18,11 @@ const STANDARD: ReadonlyArray<{ name: string; args: string[] }> = [
   // Where figure 2's milliseconds go, span by span (tracing on).
   { name: 'launch-path', args: ['--runs', '20'] },
   { name: 'coalescing', args: ['--rates', '20,33,50,100', '--seconds', '4'] },
+  { name: 'reasoning-frames', args: ['--rates', '50,200,0', '--runs', '10'] },
   { name: 'capacity', args: ['--levels', '100,200,300,400,500,600'] },
   { name: 'writer-scaling', args: ['--window-s', '15'] },
+  // Quill next to the OpenAI Agents SDK behind a bare SSE route and a direct client.
+  { name: 'peer', args: ['--levels', '1,50,100'] },
   { name: 'idle-sse', args: ['--streams', '5000'] },
   // Last: it pushes tens of thousands of messages through nats-server, whose clean-up afterwards
   // would otherwise land in the next benchmark's figures.
@@ -35,6 +39,8 @@ interface Distribution {
 interface RelayLevel {
   concurrency: number;
   added_ms: Distribution;
+  token_added_ms: Distribution;
+  held_ms: Distribution;
   direct_delay_ms: Distribution;
   ttft_overhead_ms: { p50: number; direct_p50: number; to_model_p50: number; first_token_relay_p50: number };
   messages_per_1k_tokens: number;
@@ -61,7 +67,23 @@ interface Results {
     }>;
   };
   'jetstream-publish'?: { modes: Array<{ mode: string; per_second: number; nats_cpu_ms_per_1k: number }> };
-  capacity?: { capacity: number; stopped_by: string };
+  capacity?: {
+    capacity: number;
+    stopped_by: string;
+    levels: Array<{ level: number; token_p50_ms: number; token_p99_ms: number; frame_p99_ms: number }>;
+  };
+  'reasoning-frames'?: {
+    rates: Array<{ tokens_per_second: number | string; thinking_frames_per_1k_reasoning_tokens: number }>;
+  };
+  peer?: {
+    levels: Array<{
+      system: string;
+      concurrency: number;
+      launch_ms: Distribution;
+      token_delay_ms: Distribution;
+      cpu_ms_per_1k_tokens_with_client: number;
+    }>;
+  };
   'launch-path'?: { to_model_p50_ms: number };
   'writer-scaling'?: {
     speedup_1_to_max: number;
@@ -120,6 +142,13 @@ const capacity = read.capacity;
 const scaling = read['writer-scaling'];
 const idle = read['idle-sse'];
 
+const capacityAt = (runs: number) => capacity?.levels?.find((entry) => entry.level === runs);
+const peerAt = (system: string) =>
+  read.peer?.levels?.find((entry) => entry.system === system && entry.concurrency === 100);
+const peerLine = (entry: ReturnType<typeof peerAt>) =>
+  entry
+    ? `${fmt(entry.launch_ms.p50)} / ${fmt(entry.token_delay_ms.p99)} / ${fmt(entry.cpu_ms_per_1k_tokens_with_client, 0)}`
+    : '-';
 const fmt = (value: unknown, digits = 1) =>
   typeof value === 'number' && Number.isFinite(value) ? value.toFixed(digits) : '-';
 const verdict = (ok: boolean | undefined) => (ok === undefined ? '-' : ok ? 'met' : 'NOT met');
@@ -131,6 +160,20 @@ const figures = [
     baseline: `direct ${fmt(at100?.direct_delay_ms?.p50)} / ${fmt(at100?.direct_delay_ms?.p99)}; 1 run +${fmt(level(1)?.added_ms?.p50)} / +${fmt(level(1)?.added_ms?.p99)}; 200 runs +${fmt(level(200)?.added_ms?.p50)} / +${fmt(level(200)?.added_ms?.p99)}`,
     target: '≤ 2 / ≤ 15',
     met: at100 ? at100.added_ms.p50 <= 2 && at100.added_ms.p99 <= 15 : undefined,
+  },
+  {
+    figure: '1t per-token added delay p50 / p99 at 100 runs (ms)',
+    value: `${fmt(at100?.token_added_ms?.p50)} / ${fmt(at100?.token_added_ms?.p99)}`,
+    baseline: `held for coalescing p50 / p99 ${fmt(at100?.held_ms?.p50)} / ${fmt(at100?.held_ms?.p99)}; 200 runs +${fmt(level(200)?.token_added_ms?.p50)} / +${fmt(level(200)?.token_added_ms?.p99)}`,
+    target: '≤ 2 / ≤ 30',
+    met: at100?.token_added_ms ? at100.token_added_ms.p50 <= 2 && at100.token_added_ms.p99 <= 30 : undefined,
+  },
+  {
+    figure: '1t per-token delay p99 at 500 runs (ms, capacity.ts)',
+    value: fmt(capacityAt(500)?.token_p99_ms),
+    baseline: `p50 ${fmt(capacityAt(500)?.token_p50_ms)}; frame p99 ${fmt(capacityAt(500)?.frame_p99_ms)}`,
+    target: '≤ 100',
+    met: capacityAt(500) ? capacityAt(500)!.token_p99_ms <= 100 : undefined,
   },
   {
     figure: `2 TTFT overhead p50, ${ttft?.runs ?? '-'} sequential runs (ms)`,
@@ -167,6 +210,24 @@ const figures = [
     value: `${fmt(at100?.messages_per_1k_tokens, 0)} at 20 tok/s`,
     baseline: `frames/1k: 20 tok/s ${fmt(byRate(20)?.frames_per_1k_tokens, 0)}, 33 ${fmt(byRate(33)?.frames_per_1k_tokens, 0)}, 50 ${fmt(byRate(50)?.frames_per_1k_tokens, 0)}, 100 ${fmt(byRate(100)?.frames_per_1k_tokens, 0)}; frame delay p50 at 50 tok/s ${fmt(byRate(50)?.frame_delay_ms?.p50)} ms`,
     target: 'low, figure 1 intact',
+    met: undefined,
+  },
+  {
+    figure: 'thinking frames per 1k reasoning tokens',
+    value: (read['reasoning-frames']?.rates ?? [])
+      .map(
+        (entry) => `${fmt(entry.thinking_frames_per_1k_reasoning_tokens, 0)} at ${entry.tokens_per_second}`,
+      )
+      .join(', '),
+    baseline: 'tokens/s: 1,000 would be one frame per token',
+    target: 'coalesced like text',
+    met: undefined,
+  },
+  {
+    figure: 'peer at 100 runs: launch p50 (ms) / token p99 (ms) / CPU per 1k tok',
+    value: peerAt('quill') ? `Quill ${peerLine(peerAt('quill'))}` : '-',
+    baseline: `Agents SDK + Fastify ${peerLine(peerAt('peer'))}; direct openai SDK ${peerLine(peerAt('direct'))} (peer.ts: the peer skips auth, billing, durable log, resume, review)`,
+    target: '-',
     met: undefined,
   },
   {

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 
-/** The coalescing window text frames use right now, read at every delta. */
+/** The coalescing window text frames use right now (a token's longest wait), read at every delta. */
 export interface FlushWindow {
   readonly ms: number;
   close(): void;
@@ -12,29 +12,33 @@ const ROOMY = 0.6;
 const SATURATED = 0.9;
 
 /**
- * The text flush window of one worker process. While its event loop has room the window is
- * `baseMs` (a delta after an idle gap goes at once; at 20 tokens/s every token is its own frame).
- * As the loop saturates (hundreds of streams on one replica) it stretches towards `maxMs`: a frame
- * costs this process, JetStream and every gateway about the same whatever it carries, so more
- * tokens per frame is what keeps every stream's delay bounded when the machine is full. The
- * newest token of a frame is never held (see the emitter); older ones wait at most the window.
+ * The text flush window of one worker process: the most a token waits in a frame for newer ones
+ * (the emitter bounds every token's age by it, see frame-emitter.ts). While the process has room
+ * the window is `baseMs` (at 20 tokens/s every token is its own frame). Once the process itself
+ * is saturated (hundreds of streams on one replica) it stretches towards `maxMs`: a frame costs
+ * this process, JetStream and every gateway about the same whatever it carries, so more tokens
+ * per frame is what keeps every stream's delay bounded when the worker is full
+ * (docs/decisions/0031-token-age-coalescing.md).
+ *
+ * Saturated means the event loop is busy AND the process burns the CPU it is busy with: on a
+ * shared machine a process that waits for a core looks busy to the event loop alone, and
+ * stretching its window then only delays tokens without saving it anything.
  */
 export function createFlushWindow(settings: {
   baseMs: number;
   maxMs: number;
   sampleMs?: number;
+  /** How saturated the process was since the last call, 0..1 (tests script it). */
+  measure?: () => number;
 }): FlushWindow {
   if (settings.maxMs <= settings.baseMs) {
     return { ms: settings.baseMs, close: () => undefined };
   }
   let ms = settings.baseMs;
-  let previous = performance.eventLoopUtilization();
+  const measure = settings.measure ?? processSaturation();
   const timer = setInterval(() => {
-    const current = performance.eventLoopUtilization();
-    const busy = performance.eventLoopUtilization(current, previous).utilization;
-    previous = current;
     // Eased, so one busy sample (a GC pause, a burst of run starts) does not swing every stream.
-    ms += 0.5 * (windowFor(busy, settings) - ms);
+    ms += 0.5 * (windowFor(measure(), settings) - ms);
   }, settings.sampleMs ?? 250);
   timer.unref();
   return {
@@ -42,6 +46,24 @@ export function createFlushWindow(settings: {
       return ms;
     },
     close: () => clearInterval(timer),
+  };
+}
+
+/** The lower of the event loop's utilisation and the cores this process used, since the last call. */
+function processSaturation(): () => number {
+  let previous = performance.eventLoopUtilization();
+  let previousCpu = process.cpuUsage();
+  let previousAt = performance.now();
+  return () => {
+    const current = performance.eventLoopUtilization();
+    const busy = performance.eventLoopUtilization(current, previous).utilization;
+    const cpu = process.cpuUsage(previousCpu);
+    const now = performance.now();
+    const cores = (cpu.user + cpu.system) / 1000 / Math.max(1, now - previousAt);
+    previous = current;
+    previousCpu = process.cpuUsage();
+    previousAt = now;
+    return Math.min(busy, cores);
   };
 }
 

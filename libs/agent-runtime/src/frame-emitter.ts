@@ -27,12 +27,27 @@ export interface StepEmitter {
 
 type PendingKind = 'text' | 'thinking' | 'file';
 
+/** Weight of the newest inter-delta gap in the moving average that predicts the next delta. */
+const GAP_WEIGHT = 0.5;
 /**
- * Coalesces text and reasoning deltas into frames: a delta after an idle gap goes out at once (first-token
- * latency), while sustained flow is batched per `flushMs` / `flushBytes`, so a run costs tens
- * of messages per second rather than one per token. Under sustained flow the frame goes out with
- * the first delta that arrives `flushMs` after the last frame, so its newest token is not held;
- * the timer only sends what a paused stream left pending (at most about `2 × flushMs` late).
+ * Deltas closer than this came in one socket read (a worker that reads late gets every token
+ * emitted meanwhile at once): they say nothing about the model's pace, and the rest of a read
+ * goes at the end of the event-loop turn rather than waiting for a next delta.
+ */
+const SAME_READ_MS = 1;
+
+/**
+ * Coalesces text and reasoning deltas into frames, bounding every token's age rather than the
+ * frame rate alone (docs/decisions/0031-token-age-coalescing.md): what the author sees is the
+ * delay of each token, and a coalesced frame's older tokens wait for its newest.
+ * - A delta is held only when the next one is expected while the pending frame is still younger
+ *   than the window; otherwise it goes at once (after an idle gap, or when deltas come further
+ *   apart than the window, every delta is its own frame).
+ * - The frame goes with the delta that ends the window (its newest token is not held), or with
+ *   the delta after which the next would come too late; a timer sends what a paused stream left
+ *   pending once its oldest token is one window old. No token waits longer than the window.
+ * - The rest of a socket read whose first delta went at once goes at the end of the turn, together.
+ * - `flushBytes` caps a frame's size.
  */
 export function createStepEmitter(
   bus: Bus,
@@ -41,12 +56,13 @@ export function createStepEmitter(
 ): StepEmitter {
   const windowMs = () => settings.flushWindow?.ms ?? settings.flushMs;
   let index = 0;
-  let pending: { kind: PendingKind; fileId: string; content: string } | undefined;
-  let lastFlushAt = 0;
+  let pending: { kind: PendingKind; fileId: string; content: string; since: number } | undefined;
+  let lastFlushAt = Number.NEGATIVE_INFINITY;
   let lastDeltaAt = Number.NEGATIVE_INFINITY;
   /** Moving average of the time between deltas: when the next one is due. */
-  let gap = 2 * windowMs();
+  let gap = windowMs();
   let timer: NodeJS.Timeout | undefined;
+  let endOfTurn: NodeJS.Immediate | undefined;
   let firstError: unknown;
   let lastSeq = 0;
   const inFlight = new Set<Promise<unknown>>();
@@ -67,7 +83,9 @@ export function createStepEmitter(
 
   const flush = () => {
     if (timer) clearTimeout(timer);
+    if (endOfTurn) clearImmediate(endOfTurn);
     timer = undefined;
+    endOfTurn = undefined;
     if (!pending) return;
     const { kind, fileId, content } = pending;
     pending = undefined;
@@ -79,29 +97,26 @@ export function createStepEmitter(
     );
   };
 
-  // The window is over, but under sustained flow (deltas closer than the window) the next delta
-  // is due within half a gap more: it will carry the frame.
-  const flushUnlessDue = () => {
-    timer = undefined;
-    const now = performance.now();
-    const dueBy = lastDeltaAt + 1.5 * gap;
-    const window = windowMs();
-    if (gap >= window || now >= dueBy || now - lastFlushAt >= 2 * window) flush();
-    else timer = setTimeout(flushUnlessDue, Math.min(dueBy, lastFlushAt + 2 * window) - now);
-  };
-
   const add = (kind: PendingKind, fileId: string, delta: string) => {
     if (!delta) return;
     if (pending && (pending.kind !== kind || pending.fileId !== fileId)) flush();
-    if (pending) pending.content += delta;
-    else pending = { kind, fileId, content: delta };
     const now = performance.now();
     const window = windowMs();
-    gap = 0.75 * gap + 0.25 * Math.min(now - lastDeltaAt, 2 * window);
+    const sameRead = now - lastDeltaAt < SAME_READ_MS;
+    if (!sameRead) gap = (1 - GAP_WEIGHT) * gap + GAP_WEIGHT * Math.min(now - lastDeltaAt, 2 * window);
     lastDeltaAt = now;
-    const sinceFlush = now - lastFlushAt;
-    if (pending.content.length >= settings.flushBytes || sinceFlush >= window) flush();
-    else timer ??= setTimeout(flushUnlessDue, window - sinceFlush);
+    if (pending) pending.content += delta;
+    else pending = { kind, fileId, content: delta, since: now };
+    const age = now - pending.since;
+    if (pending.content.length >= settings.flushBytes || now - lastFlushAt >= window) flush();
+    // The rest of a read: it goes with the read's pending frame, at the end of the turn unless
+    // that frame already waits for its window.
+    else if (sameRead) {
+      if (!timer) endOfTurn ??= setImmediate(flush);
+    }
+    // The next delta would find the frame older than the window: this one carries it.
+    else if (age + gap > window) flush();
+    else timer ??= setTimeout(flush, window - age);
   };
 
   return {

@@ -10,8 +10,6 @@ function busyFor(ms: number): void {
   }
 }
 
-const yieldLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 describe('windowFor', () => {
   it('keeps the base window while the loop has room and reaches the maximum when saturated', () => {
     expect(windowFor(0, settings)).toBe(40);
@@ -23,16 +21,15 @@ describe('windowFor', () => {
 });
 
 describe('createFlushWindow', () => {
-  it('stretches while the event loop is saturated and comes back once it has room', async () => {
-    const window = createFlushWindow({ ...settings, sampleMs: 20 });
+  it('stretches while the process is saturated and comes back once it has room', async () => {
+    let saturation = 0.95;
+    const window = createFlushWindow({ ...settings, sampleMs: 20, measure: () => saturation });
     try {
       expect(window.ms).toBe(40);
-      // ~95% busy for 400 ms: several samples see a saturated loop.
-      for (let elapsed = 0; elapsed < 400; elapsed += 20) {
-        busyFor(19);
-        await yieldLoop();
-      }
+      // Several samples see a saturated process.
+      await new Promise((resolve) => setTimeout(resolve, 400));
       expect(window.ms).toBeGreaterThan(80);
+      saturation = 0.2;
       await new Promise((resolve) => setTimeout(resolve, 400));
       expect(window.ms).toBeLessThan(45);
     } finally {

@@ -123,6 +123,54 @@ describe('createStepEmitter', () => {
     expect(contents.slice(3).length).toBeLessThanOrEqual(3);
   });
 
+  it('never holds a token longer than the window, whatever the pace of the deltas', async () => {
+    const runId = randomUUID();
+    const window = { ms: 60 };
+    // Bursts, 20 and 100 tokens/s, pauses just past the window and gaps just under it.
+    const gaps = [
+      0, 0, 5, 50, 55, 0, 30, 70, 10, 10, 10, 10, 10, 10, 10, 45, 45, 59, 61, 1, 20, 20, 20, 20, 300,
+    ];
+    const deltas: string[] = [];
+    let worst = 0;
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    try {
+      vi.advanceTimersByTime(1000);
+      const emitter = createStepEmitter(bus, identity(runId), { ...settings, flushWindow: window });
+      let oldestUnsent: number | undefined;
+      let published = 0;
+      const tick = () => {
+        if (emitter.framesPublished > published) {
+          published = emitter.framesPublished;
+          oldestUnsent = undefined;
+        }
+        if (oldestUnsent !== undefined) worst = Math.max(worst, performance.now() - oldestUnsent);
+      };
+      for (const [index, gap] of gaps.entries()) {
+        for (let elapsed = 0; elapsed < gap; elapsed++) {
+          vi.advanceTimersByTime(1);
+          tick();
+        }
+        const delta = String.fromCharCode(97 + (index % 26));
+        deltas.push(delta);
+        oldestUnsent ??= performance.now();
+        emitter.text(delta);
+        tick();
+      }
+      expect(oldestUnsent).toBeUndefined();
+      vi.useRealTimers();
+      await emitter.close();
+      const frames = await storedFrames(runId);
+      expect(frames.map((value) => (value.type === 'text' ? value.content : '')).join('')).toBe(
+        deltas.join(''),
+      );
+      // Some deltas shared a frame: the bound is not bought by sending every token alone.
+      expect(frames.length).toBeLessThan(deltas.length);
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(worst).toBeLessThanOrEqual(window.ms);
+  });
+
   it('flushes pending text before any other frame, preserving order', async () => {
     const runId = randomUUID();
     const emitter = createStepEmitter(bus, identity(runId), settings);

@@ -161,9 +161,10 @@ export const ConfigSchema = z.object({
   // After a stop, how long the router waits for the running step to save its capture and report.
   AGENT_STOP_GRACE_S: int(10, 1),
   AGENT_STEER_QUEUE_MAX: int(20, 1),
+  // The longest a token waits in a frame for newer ones while the worker has room.
   AGENT_TEXT_FLUSH_MS: int(40, 1),
-  // The window a saturated worker stretches to (more tokens per frame); = FLUSH_MS turns that off.
-  AGENT_TEXT_FLUSH_MAX_MS: int(100, 1),
+  // The same bound once the worker process is saturated (more tokens per frame); = FLUSH_MS turns that off.
+  AGENT_TEXT_FLUSH_MAX_MS: int(60, 1),
   AGENT_TEXT_FLUSH_BYTES: int(512, 1),
 
   USER_MAX_CONCURRENT_RUNS: int(2, 1),

@@ -58,6 +58,9 @@ export interface SteadyWindow {
   /** From the last run's first text frame to the first run's last. */
   spanMs: number;
   frameDelays: number[];
+  /** Per token of those frames: its delay (coalescing included) and how long it was held for newer ones. */
+  tokenDelays: number[];
+  heldDelays: number[];
   /** Tokens relayed within the span. */
   tokens: number;
   /** The part of the span the CPU readings cover (they are taken every 250 ms). */
@@ -96,15 +99,30 @@ export async function quillPhase(
   const window = cpuBetween(samples, from, to);
   if (streaming.length === traces.length && window.ms > 0) {
     const frameDelays: number[] = [];
+    const tokenDelays: number[] = [];
+    const heldDelays: number[] = [];
     let tokens = 0;
     for (const run of delays) {
+      let first = 0;
       run.frameAt.forEach((at, index) => {
+        const count = run.frameTokens[index]!;
+        first += count;
         if (at < from || at > to) return;
         frameDelays.push(run.frame[index]!);
-        tokens += run.frameTokens[index]!;
+        tokenDelays.push(...run.token.slice(first - count, first));
+        heldDelays.push(...run.held.slice(first - count, first));
+        tokens += count;
       });
     }
-    steady = { spanMs: to - from, frameDelays, tokens, cpuMs: window.ms, cpu: window.cpu };
+    steady = {
+      spanMs: to - from,
+      frameDelays,
+      tokenDelays,
+      heldDelays,
+      tokens,
+      cpuMs: window.ms,
+      cpu: window.cpu,
+    };
   }
   return {
     steady,

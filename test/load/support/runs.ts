@@ -90,6 +90,8 @@ export interface RunDelays {
   frameTokens: number[];
   /** Per token: arrival of the frame that carried it minus its emit time (coalescing included). */
   token: number[];
+  /** Per token: how long it waited in its frame for the newest one (coalescing; same order as token). */
+  held: number[];
   /** POST to first text frame. */
   ttft: number;
   /** POST until the model request reached the fake LLM (gateway, router, context, writer). */
@@ -115,6 +117,7 @@ export function matchDelays(trace: RunTrace, request: RecordedRequest | undefine
   const frameAt: number[] = [];
   const frameTokens: number[] = [];
   const token: number[] = [];
+  const held: number[] = [];
   let next = 0;
   for (const received of trace.text) {
     let newest = -1;
@@ -124,6 +127,7 @@ export function matchDelays(trace: RunTrace, request: RecordedRequest | undefine
       newest = next++;
     }
     if (newest < 0) continue;
+    for (let index = oldest; index <= newest; index++) held.push(emittedAt[newest]! - emittedAt[index]!);
     frame.push(received.receivedAt - emittedAt[newest]!);
     frameAt.push(received.receivedAt);
     frameTokens.push(next - oldest);
@@ -134,6 +138,7 @@ export function matchDelays(trace: RunTrace, request: RecordedRequest | undefine
     frameAt,
     frameTokens,
     token,
+    held,
     ttft: first - trace.postedAt,
     toModel: stream.started_at - trace.postedAt,
     firstTokenRelay: first - emittedAt[0]!,
