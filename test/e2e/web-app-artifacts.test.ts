@@ -180,8 +180,8 @@ describe('artifacts in the web app', () => {
     await expect.poll(() => chapterEntry().getByTestId('pending-badge').count()).toBe(0);
     const file = (await listFiles(stack.pool, stack.projectId)).find((entry) => entry.title === TITLE)!;
     expect((await getFile(stack.pool, stack.projectId, file.id))?.content).toBe(REVISED);
-    // Nothing of this file's text waits any more (the version sent back stays revision_requested
-    // with its revision run, docs/kernel.md).
+    // Nothing of this file's text waits any more: the version sent back was superseded by the
+    // accepted revision (docs/kernel.md "Artifacts and acceptance").
     const open = (await api(`/projects/${stack.projectId}/artifacts?state=open`)).body.artifacts as Array<{
       text_file_id: string;
       version: number;
@@ -190,7 +190,11 @@ describe('artifacts in the web app', () => {
     expect(open.filter((entry) => entry.text_file_id === file.id && entry.version === file.version)).toEqual(
       [],
     );
-    expect(open.map((entry) => entry.state)).toEqual(['revision_requested']);
+    expect(open).toEqual([]);
+    const all = (await api(`/projects/${stack.projectId}/artifacts?state=all`)).body.artifacts as Array<{
+      state: string;
+    }>;
+    expect(all.map((entry) => entry.state).sort()).toEqual(['accepted', 'superseded']);
     const manuscript = (
       await download(`/projects/${stack.projectId}/manuscript.md?accepted_only=true`)
     ).toString('utf8');
