@@ -90,6 +90,8 @@ try {
   const cold = timings[0]!;
   const warm = timings.slice(1).sort((a, b) => a - b);
   const percentile = (p: number) => warm[Math.min(warm.length - 1, Math.floor((p / 100) * warm.length))]!;
+  // The replies do not wait for their traces.
+  await compile.settled();
   const traces = (await Promise.all(runIds.slice(1).map((id) => listContextTraces(database.pool, id)))).map(
     (rows) => rows[0]!.trace as ContextTrace,
   );

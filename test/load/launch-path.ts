@@ -3,60 +3,74 @@
  * gateway receiving `POST /agent/stream` to the writer's model request. Prints, per span (the
  * k-th span of that name in its trace), the median start offset and duration over the runs, so a
  * change to the launch path shows up as a moved row. Tracing costs a little itself: the totals
- * here run slightly above figure 2's.
+ * here run slightly above figure 2's. `--untraced` starts the services without a trace exporter
+ * (no spans are recorded) and prints only the totals: figure 2's wall time and the CPU per
+ * launch, the CPU of every service process over the measured runs divided by their number (a run
+ * here is the launch plus a 5-token reply, so nearly all of it is the launch).
  *
- *   node test/load/launch-path.ts [--runs 15] [--env KEY=VALUE ...]
+ *   node test/load/launch-path.ts [--runs 15] [--untraced] [--env KEY=VALUE ...]
  */
 import { parseArgs } from 'node:util';
 import type { ReceivedSpan } from '../support/otlp-receiver.ts';
 import { startOtlpReceiver } from '../support/otlp-receiver.ts';
-import { envFromPairs, startBenchStack } from './support/bench-stack.ts';
+import { envFromPairs, serviceCpuMs, startBenchStack } from './support/bench-stack.ts';
+import { cpuMeter, loadAverage } from './support/proc.ts';
 import { matchDelays, plainReply, streamRun, writerRequest } from './support/runs.ts';
 import { distribution, rounded, table } from './support/stats.ts';
 
 const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '15' },
+    untraced: { type: 'boolean', default: false },
     env: { type: 'string', multiple: true, default: [] },
   },
 });
 const runs = Number(values.runs);
+const traced = !values.untraced;
 const TTFT_MS = 100;
 
-const receiver = await startOtlpReceiver();
+const receiver = traced ? await startOtlpReceiver() : undefined;
 const bench = await startBenchStack({
   // The test receiver reads OTLP/JSON; the services' default is http/protobuf.
   env: {
-    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
-    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    ...(receiver
+      ? { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }
+      : {}),
     ...envFromPairs(values.env),
   },
 });
 const layouts: Array<Map<string, { offset: number; duration: number }>> = [];
 const toModel: number[] = [];
+let cpuPerLaunch: Record<string, number> = {};
+const load = loadAverage();
 try {
   const reply = { text: plainReply(5), tokens_per_second: 100, ttft_ms: TTFT_MS };
   await bench.fake.addScript({
     match: { role: 'writer' },
     responses: Array.from({ length: runs + 3 }, () => reply),
   });
+  // Measured from the first counted run on: the warm-up runs are left out.
+  let meter: (() => Record<string, number>) | undefined;
   for (let index = 0; index < runs + 3; index++) {
-    receiver.clear();
+    if (index === 3) meter = cpuMeter(bench.pids());
+    receiver?.clear();
     const trace = await streamRun(bench.gateway, bench.author(index), `launch path ${index}`);
     if (trace.failure) throw new Error(`run failed: ${trace.failure}`);
     // The first runs warm JIT and pools: a busy service has paid those already.
     if (index < 3) continue;
     const delays = matchDelays(trace, await writerRequest(bench, trace.runId));
     if (delays) toModel.push(delays.toModel);
+    if (!receiver) continue;
     const spans = await receiver.waitFor((all) => {
       const model = all.find((span) => isModelCall(span) && span.startMs > trace.postedAt);
       return all.some((span) => isRequest(span) && span.traceId === model?.traceId);
     }, 10_000);
     layouts.push(layout(spans));
   }
+  cpuPerLaunch = meter?.() ?? {};
 } finally {
   await bench.stop();
-  await receiver.close();
+  await receiver?.close();
 }
 
 function isRequest(span: ReceivedSpan): boolean {
@@ -106,20 +120,38 @@ const summary = [...names.keys()]
   .filter((row) => row.in_runs >= layouts.length / 2)
   .sort((a, b) => a.offset_p50 - b.offset_p50);
 
+// Per service (instance ids carry a replica suffix), each divided by the measured runs.
+const perService: Record<string, number> = {};
+for (const [instance, ms] of Object.entries(cpuPerLaunch)) {
+  const service = instance.replace(/-\d+$/, '');
+  perService[service] = rounded((perService[service] ?? 0) + ms / runs);
+}
+const cpuMsPerLaunch = rounded(serviceCpuMs(cpuPerLaunch) / runs);
 console.log(
-  `launch path: ${layouts.length} traced runs, POST → model request p50 ${rounded(distribution(toModel).p50)} ms`,
+  `launch path: ${runs} runs${traced ? ` (${layouts.length} traced)` : ', untraced'}, POST → model request p50 ${rounded(distribution(toModel).p50)} ms, p95 ${rounded(distribution(toModel).p95)} ms; CPU per launch ${cpuMsPerLaunch} ms (${Object.entries(
+    perService,
+  )
+    .map(([service, ms]) => `${service} ${ms}`)
+    .join(', ')}); load average ${load}`,
 );
-console.log(
-  table([
-    ['start ms', 'took ms', 'span'],
-    ...summary.map((row) => [row.offset_p50.toFixed(1), row.duration_p50.toFixed(1), row.span]),
-  ]),
-);
+if (traced) {
+  console.log(
+    table([
+      ['start ms', 'took ms', 'span'],
+      ...summary.map((row) => [row.offset_p50.toFixed(1), row.duration_p50.toFixed(1), row.span]),
+    ]),
+  );
+}
 console.log(
   JSON.stringify({
     bench: 'launch-path',
-    runs: layouts.length,
+    runs,
+    traced,
+    load_average: load,
     to_model_p50_ms: rounded(distribution(toModel).p50),
+    to_model_p95_ms: rounded(distribution(toModel).p95),
+    cpu_ms_per_launch: cpuMsPerLaunch,
+    cpu_ms_per_launch_by_service: perService,
     spans: summary.map((row) => ({
       ...row,
       offset_p50: rounded(row.offset_p50),

@@ -71,7 +71,10 @@ export function createContextCompiler(dependencies: CompilerDependencies) {
   const { pool, settings, logger } = dependencies;
   const count = dependencies.count ?? ((text: string) => estimateTextTokens(text));
 
-  return async function compile(request: ContextCompileRequest): Promise<ContextCompileReply> {
+  // Trace writes still in flight: the reply does not wait for them (below), shutdown does.
+  const storing = new Set<Promise<void>>();
+
+  async function compile(request: ContextCompileRequest): Promise<ContextCompileReply> {
     const inputs = await loadCompileInputs(pool, request);
     if (!inputs) return { v: 1, ok: false, code: 'not_found' };
 
@@ -117,15 +120,26 @@ export function createContextCompiler(dependencies: CompilerDependencies) {
     if (plan.kind !== 'window') throw new Error('history window: compaction asked for twice');
 
     const { messages, trace } = finishCompile(inputs, record, prompt, plan.window, settings);
-    await insertContextTrace(pool, {
+    // The reply does not wait for the trace: it is on the way to the first token, and the run can
+    // go on without it (docs/decisions/0029-launch-compiles-while-routing.md).
+    const stored = insertContextTrace(pool, {
       runId: request.run_id,
       role: request.role,
       step: trace.step,
       trace,
     }).catch((error: unknown) => {
-      // The run can go on without its trace; the gap is visible in the log.
+      // The gap is visible in the log.
       logger.error({ err: error, run_id: request.run_id }, 'context trace not stored');
     });
+    storing.add(stored);
+    void stored.finally(() => storing.delete(stored));
     return { v: 1, ok: true, messages };
-  };
+  }
+
+  return Object.assign(compile, {
+    /** Resolves once every trace write started so far has ended. */
+    async settled(): Promise<void> {
+      await Promise.all(storing);
+    },
+  });
 }

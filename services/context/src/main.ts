@@ -66,6 +66,10 @@ const responder = serveRequests(
   },
   logger,
 );
-runtime.onShutdown(() => responder.stop());
+runtime.onShutdown(async () => {
+  await responder.stop();
+  // Traces of the last compiles are written before the pool closes.
+  await compile.settled();
+});
 runtime.markReady();
 logger.info({ instance: config.instanceId }, 'context ready');

@@ -44,12 +44,18 @@ export function compilerFor(
   settings: Partial<CompilerSettings> = {},
   llm: LlmClient | null = null,
 ) {
-  return createContextCompiler({
+  const compile = createContextCompiler({
     pool: database.pool,
     llm,
     logger: silentLogger,
     settings: { ...DEFAULT_SETTINGS, ...settings },
   });
+  // The reply does not wait for the Context Trace; tests read it right after.
+  return async (request: ContextCompileRequest) => {
+    const reply = await compile(request);
+    await compile.settled();
+    return reply;
+  };
 }
 
 export interface TurnFixture {

@@ -1,28 +1,14 @@
-import {
-  ack,
-  type DeliveryContext,
-  type Disposition,
-  nak,
-  publishEnvelope,
-  requestReply,
-  term,
-} from '@quill/bus';
-import {
-  type AgentRole,
-  ContextCompileReply,
-  ContextCompileRequest,
-  isReplicaFailure,
-  msgIds,
-  type RunStartEnvelope,
-  StepRecordEnvelope,
-  TaskEnvelope,
-} from '@quill/contracts';
+import { ack, type DeliveryContext, type Disposition, nak, publishEnvelope, term } from '@quill/bus';
+import { msgIds, type RunStartEnvelope, StepRecordEnvelope, TaskEnvelope } from '@quill/contracts';
 import { getRun } from '@quill/db';
 import { renewSemaphore, renewSessionLock } from '@quill/redis';
 import { requestStop, watchStop } from '@quill/run-control';
 import type { Logger } from 'pino';
+import { type RoutingReads, readRouting } from './routing/route-run.ts';
 import { type FinisherDependencies, finishRunWith, publishDone } from './run-finisher.ts';
 import type { RunLeases } from './run-leases.ts';
+import type { RunState } from './run-state.ts';
+import { compileStepContext, type PendingStepContext } from './step-context.ts';
 import { openStepLog } from './step-log.ts';
 import { nextAction } from './workflow/engine.ts';
 import type { WorkflowPlan } from './workflow/workflow-plan.ts';
@@ -57,8 +43,11 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
     delivery: DeliveryContext,
   ): Promise<Disposition> {
     const log = dependencies.logger.child({ run_id: start.run_id, session_id: start.session_id });
-    // The stop watch and the step log are opened while the run row is read: all three are on
-    // the way to the first token.
+    // The stop watch, the step log and the routing reads are opened while the run row is read:
+    // all four are on the way to the first token.
+    const routingReads = readRouting(pool, start);
+    // Awaited by the routing below; a run that goes no further leaves it unread.
+    routingReads.catch(() => undefined);
     const [runRead, stopRead, stepsRead] = await Promise.allSettled([
       getRun(pool, start.run_id),
       watchStop(bus, redis, keys, start.run_id),
@@ -75,6 +64,13 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
     let run = runRead.value;
     const stopWatch = stopRead.value;
     const steps = stepsRead.value;
+    // Compile while routing (docs/decisions/0029-launch-compiles-while-routing.md): when the
+    // routing needs no model call, the first step is known now, and its context compiles while
+    // the run is picked up, its lease taken and its routing stored.
+    let early =
+      (run?.phase === 'idle' || run?.phase === 'running') && !stopWatch.reason()
+        ? await foreseenStep(start, routingReads, steps.state)
+        : undefined;
     // Admitted by the gateway (`idle`): this router takes it, run and session → `running`.
     if (run?.phase === 'idle') {
       const taken = await dependencies.phases.startRun(run);
@@ -111,7 +107,7 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
       return ack;
     };
     try {
-      const workflowPlan = await dependencies.workflow.plan(start, log, stopWatch.signal);
+      const workflowPlan = await dependencies.workflow.plan(start, log, stopWatch.signal, routingReads);
       plan = workflowPlan;
       let stopSeenAt: number | undefined;
       for (;;) {
@@ -123,7 +119,12 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
         if (action.kind === 'dispatch') {
           if (stopReason) return await finish({ terminal: 'stopped', reason: stopReason });
           const extras = await dependencies.workflow.beforeDispatch(start, workflowPlan, steps.state, action);
-          const failure = await dispatch(start, action.step, action.role, epoch, extras);
+          const compiled =
+            early?.step === action.step && early.role === action.role
+              ? early
+              : compileStepContext(dependencies, start, action.step, action.role);
+          early = undefined;
+          const failure = await dispatch(start, compiled, epoch, extras);
           if (failure) return await finish(failure);
         }
         // After a stop the worker still gets a moment to save what it captured and report.
@@ -158,45 +159,30 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
     await renewSemaphore(redis, keys.userSemaphore(start.user_id), start.run_id, settings.sessionLockTtlMs);
   }
 
+  /** The step the run dispatches first, its context already compiling; undefined when the model routes. */
+  async function foreseenStep(
+    start: RunStartEnvelope,
+    routingReads: Promise<RoutingReads>,
+    state: RunState,
+  ): Promise<PendingStepContext | undefined> {
+    // A failed read is the routing's to report.
+    const reads = await routingReads.catch(() => undefined);
+    const foreseen = reads ? dependencies.workflow.foresee(start, reads) : undefined;
+    if (!foreseen) return undefined;
+    const action = nextAction(state, foreseen, settings.maxIterations);
+    if (action.kind !== 'dispatch') return undefined;
+    return compileStepContext(dependencies, start, action.step, action.role);
+  }
+
   async function dispatch(
     start: RunStartEnvelope,
-    step: number,
-    role: AgentRole,
+    pending: PendingStepContext,
     epoch: number,
     extras: TaskExtras,
   ): Promise<FinishOutcome | undefined> {
-    let compiled: ContextCompileReply;
-    try {
-      compiled = await requestReply(
-        bus,
-        bus.names.contextCompile,
-        { request: ContextCompileRequest, reply: ContextCompileReply },
-        {
-          v: 1,
-          run_id: start.run_id,
-          session_id: start.session_id,
-          project_id: start.project_id,
-          user_id: start.user_id,
-          role,
-          message: start.message,
-          focus_file_id: start.focus_file_id,
-          attached_file_ids: start.attached_file_ids,
-          ui_language: start.ui_language,
-          step,
-        },
-        // Compiling only reads (and stores a compaction boundary idempotently): a replica that
-        // died or failed mid-compile is asked again, another one if it is gone.
-        {
-          timeoutMs: dependencies.requestTimeoutMs,
-          deadlineMs: dependencies.requestDeadlineMs,
-          retryReply: isReplicaFailure,
-        },
-      );
-    } catch (error) {
-      dependencies.logger.error({ err: error, run_id: start.run_id }, 'context compile failed');
-      return { terminal: 'error', code: 'context_unavailable' };
-    }
-    if (!compiled.ok) return { terminal: 'error', code: compiled.code };
+    const { step, role } = pending;
+    const compiled = await pending.context;
+    if ('failure' in compiled) return compiled.failure;
     // Dispatched goes out first on the same connection, so the server stores it before the task:
     // a takeover that sees it waits for the result instead of dispatching again (and the task's
     // msg id would drop a second copy anyway). Both are awaited together, one round trip.

@@ -28,6 +28,8 @@ let leases: RunLeases;
 let compiler: Responder;
 /** What context compile answers next. */
 let compileReply: ContextCompileReply = { v: 1, ok: true, messages: [{ role: 'user', content: '写第一章' }] };
+/** Every compile request the stand-in context service answered. */
+const compileRequests: ContextCompileRequest[] = [];
 
 beforeAll(async () => {
   rig = await openRunRig('run-orchestrator', () => settled('charge'));
@@ -40,7 +42,10 @@ beforeAll(async () => {
     rig.bus.names.contextCompile,
     { request: ContextCompileRequest, reply: ContextCompileReply },
     {
-      handle: async () => compileReply,
+      handle: async (request) => {
+        compileRequests.push(request);
+        return compileReply;
+      },
       invalidReply: { v: 1, ok: false, code: 'invalid_bus_message' },
       failureReply: { v: 1, ok: false, code: 'internal_error' },
     },
@@ -56,11 +61,12 @@ afterAll(async () => {
 /** The workflow port: a quick plan (one writer step), no held text, directives fixed. */
 const workflow: WorkflowRuntime = {
   plan: async (start) => planOf({}, { message: start.message }),
+  foresee: () => undefined,
   beforeDispatch: async () => ({ directive: '写' }),
   beforeFinish: async () => ({}),
 };
 
-const handler = () =>
+const handler = (port: WorkflowRuntime = workflow) =>
   createRunHandler({
     bus: rig.bus,
     pool: rig.database.pool,
@@ -68,7 +74,7 @@ const handler = () =>
     keys: rig.keys,
     logger: rig.logger,
     phases: createPhaseWriter(rig.database.pool, rig.logger),
-    workflow,
+    workflow: port,
     leases,
     requestTimeoutMs: 2_000,
     requestDeadlineMs: 4_000,
@@ -130,6 +136,40 @@ describe('router run orchestrator', () => {
       phase: 'done',
       stopReason: 'completed',
     });
+  });
+
+  it('a route foreseen without the model compiles its first step once, while the run is taken', async () => {
+    const start = await startedRun(rig);
+    const plan = planOf({}, { message: start.message });
+    const worker = answerTasks(start.run_id, () => ({ final_text: '写好了。' }));
+    try {
+      expect(await handler({ ...workflow, foresee: () => plan })(start, delivery())).toBe(ack);
+    } finally {
+      worker.close();
+    }
+    expect(compileRequests.filter((request) => request.run_id === start.run_id)).toMatchObject([
+      { step: 0, role: 'writer' },
+    ]);
+    expect(worker.tasks).toMatchObject([
+      { step: 0, role: 'writer', messages: [{ role: 'user', content: '写第一章' }] },
+    ]);
+  });
+
+  it('a foreseen step the routing did not take is compiled again for the step it took', async () => {
+    const start = await startedRun(rig);
+    const foreseen = planOf(
+      { current_agent: 'planner', workflow_plan: 'standard' },
+      { message: start.message },
+    );
+    const worker = answerTasks(start.run_id, () => ({ final_text: '写好了。' }));
+    try {
+      expect(await handler({ ...workflow, foresee: () => foreseen })(start, delivery())).toBe(ack);
+    } finally {
+      worker.close();
+    }
+    const asked = compileRequests.filter((request) => request.run_id === start.run_id);
+    expect(asked.map((request) => request.role).sort()).toEqual(['planner', 'writer']);
+    expect(worker.tasks).toMatchObject([{ step: 0, role: 'writer' }]);
   });
 
   it('a context the compiler refuses ends the run with that error, and no task goes out', async () => {

@@ -30,6 +30,96 @@ export interface RoutingDependencies {
 /** Usage of the routing call sits above any worker call index (step * 1000 + turn). */
 export const ROUTER_CALL_INDEX = 1_000_000;
 
+/** What routing decides from, read together: they are on the way to the first token. */
+export interface RoutingReads {
+  storedRouting: Awaited<ReturnType<typeof getMessageRouting>>;
+  history: Awaited<ReturnType<typeof listMessages>>;
+  session: Awaited<ReturnType<typeof getSession>>;
+  answeredBefore: boolean;
+}
+
+/**
+ * Read while the run row is read (a takeover needs only the stored routing): nothing here
+ * depends on the run's pickup, which changes only the phases.
+ */
+export async function readRouting(pool: Pool, start: RunStartEnvelope): Promise<RoutingReads> {
+  const [storedRouting, history, session, answeredBefore] = await Promise.all([
+    getMessageRouting(pool, start.message_id),
+    listMessages(pool, start.session_id, { limit: 200 }),
+    getSession(pool, start.session_id),
+    projectHasAssistantReply(pool, start.project_id),
+  ]);
+  return { storedRouting, history, session, answeredBefore };
+}
+
+/** The route as far as it is decided without the model; `chosen` undefined means the model decides. */
+interface Prepared {
+  stored?: RoutingRecord;
+  chosen?: Continuation;
+  strategy: 'llm' | 'off';
+  firstMessage: boolean;
+  clarificationPending: boolean;
+  previous: RoutingRecord | undefined;
+  previousAssistant: string | undefined;
+}
+
+function prepare(strategyOption: 'llm' | 'off', start: RunStartEnvelope, reads: RoutingReads): Prepared {
+  const { history, session, answeredBefore } = reads;
+  const current = history.findIndex((message) => message.id === start.message_id);
+  const prior =
+    current === -1 ? history.filter((message) => message.runId !== start.run_id) : history.slice(0, current);
+  const previousAssistant = prior.findLast((message) => message.role === 'assistant')?.content;
+  const previous = prior
+    .filter((message) => message.role === 'user')
+    .map((message) => readRoutingRecord(message.routing))
+    .findLast((record) => record !== undefined);
+  const clarificationPending = session?.clarificationPending === true;
+  // Quality mode forces model routing (docs/agent-behaviour.md step 3); fast follows AGENT_ROUTER_STRATEGY.
+  const strategy = start.generation_mode === 'quality' ? 'llm' : strategyOption;
+  const stored = readRoutingRecord(reads.storedRouting);
+  let chosen = deterministicRoute({
+    message: start.message,
+    previous,
+    clarificationPending,
+    strategy,
+    previousAssistant,
+  });
+  if (!chosen && strategy === 'off')
+    chosen = { decision: defaultDecision(), source: 'off', clarifyFirst: false };
+  return {
+    ...(stored ? { stored } : {}),
+    ...(chosen ? { chosen } : {}),
+    strategy,
+    firstMessage: !answeredBefore,
+    clarificationPending,
+    previous,
+    previousAssistant,
+  };
+}
+
+function recordOf(chosen: Continuation, prepared: Prepared, start: RunStartEnvelope): RoutingRecord {
+  return toRecord(chosen.decision, chosen.source, {
+    firstMessage: prepared.firstMessage,
+    clarifyFirst: chosen.clarifyFirst,
+    quality: start.generation_mode === 'quality',
+  });
+}
+
+/**
+ * The routing `routeRun` will settle on when it needs no model call (a stored or deterministic
+ * route, or the model decision off), so the first step's context can be compiled while the run
+ * is picked up and the routing stored (docs/decisions/0029-launch-compiles-while-routing.md).
+ */
+export function foreseenRoute(
+  strategy: 'llm' | 'off',
+  start: RunStartEnvelope,
+  reads: RoutingReads,
+): RoutingRecord | undefined {
+  const prepared = prepare(strategy, start, reads);
+  if (prepared.stored) return prepared.stored;
+  return prepared.chosen ? recordOf(prepared.chosen, prepared, start) : undefined;
+}
+
 /**
  * Routes a run once: a stored decision (a takeover) is reused; otherwise the deterministic
  * continuations run, then the model (llm strategy, or always in quality mode), falling back to
@@ -41,48 +131,24 @@ export async function routeRun(
   start: RunStartEnvelope,
   logger: Logger,
   signal?: AbortSignal,
+  reads?: Promise<RoutingReads>,
 ): Promise<RoutingRecord> {
   const { pool } = dependencies;
-  // Read together: they are on the way to the first token, and a takeover needs only the first.
-  const [storedRouting, history, session, answeredBefore] = await Promise.all([
-    getMessageRouting(pool, start.message_id),
-    listMessages(pool, start.session_id, { limit: 200 }),
-    getSession(pool, start.session_id),
-    projectHasAssistantReply(pool, start.project_id),
-  ]);
-  const stored = readRoutingRecord(storedRouting);
-  if (stored) {
-    await publishRouting(dependencies.bus, start.run_id, stored);
-    return stored;
+  const prepared = prepare(dependencies.strategy, start, await (reads ?? readRouting(pool, start)));
+  if (prepared.stored) {
+    await publishRouting(dependencies.bus, start.run_id, prepared.stored);
+    return prepared.stored;
   }
   // A run stopped before it was routed is not routed at all: no model call, nothing stored.
   if (signal?.aborted) return unrouted();
-  const current = history.findIndex((message) => message.id === start.message_id);
-  const prior =
-    current === -1 ? history.filter((message) => message.runId !== start.run_id) : history.slice(0, current);
-  const previousAssistant = prior.findLast((message) => message.role === 'assistant');
-  const previous = prior
-    .filter((message) => message.role === 'user')
-    .map((message) => readRoutingRecord(message.routing))
-    .findLast((record) => record !== undefined);
-  const clarificationPending = session?.clarificationPending === true;
-  const firstMessage = !answeredBefore;
-  // Quality mode forces model routing (docs/agent-behaviour.md step 3); fast follows AGENT_ROUTER_STRATEGY.
-  const strategy = start.generation_mode === 'quality' ? 'llm' : dependencies.strategy;
-
-  let chosen: Continuation | undefined = deterministicRoute({
-    message: start.message,
-    previous,
-    clarificationPending,
-    strategy,
-    previousAssistant: previousAssistant?.content,
-  });
-  if (!chosen && strategy === 'llm') {
+  const { clarificationPending, firstMessage, previous, previousAssistant } = prepared;
+  let chosen = prepared.chosen;
+  if (!chosen) {
     const project = firstMessage ? await getProject(pool, start.project_id) : null;
     const userMessage = buildRouterUserMessage({
       message: start.message,
       ...(firstMessage ? { firstMessageProjectLabel: project?.projectType ?? 'novel' } : {}),
-      ...(previousAssistant ? { previousAssistant: previousAssistant.content } : {}),
+      ...(previousAssistant !== undefined ? { previousAssistant } : {}),
       ...(previous?.outcome ? { statusCard: statusCard(previous) } : {}),
       ...(previous ? { previousRouting: routingLine(previous) } : {}),
     });
@@ -92,13 +158,8 @@ export async function routeRun(
       ? { decision: answered, source: 'llm', clarifyFirst: false }
       : { decision: defaultDecision(), source: 'fallback', clarifyFirst: false };
   }
-  chosen ??= { decision: defaultDecision(), source: 'off', clarifyFirst: false };
 
-  const record = toRecord(chosen.decision, chosen.source, {
-    firstMessage,
-    clarifyFirst: chosen.clarifyFirst,
-    quality: start.generation_mode === 'quality',
-  });
+  const record = recordOf(chosen, prepared, start);
   if (clarificationPending) {
     // The author answered: the waiting run is over and the pending flag is consumed (typed state,
     // never guessed from punctuation).

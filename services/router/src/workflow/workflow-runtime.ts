@@ -10,7 +10,12 @@ import {
 import { attachReviewFindings, deleteEmptyFiles, mergeMessageRouting } from '@quill/db/router';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
-import { type RoutingDependencies, routeRun } from '../routing/route-run.ts';
+import {
+  foreseenRoute,
+  type RoutingDependencies,
+  type RoutingReads,
+  routeRun,
+} from '../routing/route-run.ts';
 import type { RoutingOutcomeRecord } from '../routing/routing-record.ts';
 import type { RunState } from '../run-state.ts';
 import type { FinishOutcome } from '../workflow.ts';
@@ -51,8 +56,23 @@ export function createWorkflowRuntime(dependencies: WorkflowRuntimeDependencies)
   const { bus, pool, settings, maxIterations } = dependencies;
 
   /** Routes the run; `stopped` (the run's stop signal) skips or aborts the router model call. */
-  async function plan(start: RunStartEnvelope, logger: Logger, stopped?: AbortSignal): Promise<WorkflowPlan> {
-    const routing = await routeRun(dependencies, start, logger, stopped);
+  async function plan(
+    start: RunStartEnvelope,
+    logger: Logger,
+    stopped?: AbortSignal,
+    reads?: Promise<RoutingReads>,
+  ): Promise<WorkflowPlan> {
+    const routing = await routeRun(dependencies, start, logger, stopped, reads);
+    return planOf(start, routing);
+  }
+
+  /** The plan `plan` will return when routing needs no model call; undefined when it does. */
+  function foresee(start: RunStartEnvelope, reads: RoutingReads): WorkflowPlan | undefined {
+    const routing = foreseenRoute(dependencies.strategy, start, reads);
+    return routing ? planOf(start, routing) : undefined;
+  }
+
+  function planOf(start: RunStartEnvelope, routing: WorkflowPlan['routing']): WorkflowPlan {
     return { routing, message: start.message, generationMode: start.generation_mode, settings };
   }
 
@@ -156,7 +176,7 @@ export function createWorkflowRuntime(dependencies: WorkflowRuntimeDependencies)
     }
   }
 
-  return { plan, beforeDispatch, beforeFinish };
+  return { plan, foresee, beforeDispatch, beforeFinish };
 }
 
 export type WorkflowRuntime = ReturnType<typeof createWorkflowRuntime>;
