@@ -12,6 +12,7 @@ export {
   term,
 } from './consume.ts';
 export { consumerLag } from './consumer-lag.ts';
+export { type RepublishedMessage, republishesTo, subscribeRepublished } from './live-reads.ts';
 export { countStored, type OrderedItem, type OrderedReader, readOrdered, readStored } from './ordered.ts';
 export { publishCore, publishEnvelope } from './publish.ts';
 export { lastSequence, lastStored, nextStored, type RawStoredMessage, readOrderedRaw } from './raw-reads.ts';
