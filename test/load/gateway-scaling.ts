@@ -177,7 +177,10 @@ async function measure(source: 'live' | 'tap', gateways: number): Promise<void> 
       runs,
       load_average: load,
       failures: traces.filter((trace) => trace.failure).length,
-      failure_examples: [...new Set(traces.flatMap((trace) => (trace.failure ? [trace.failure] : [])))].slice(0, 3),
+      failure_examples: [...new Set(traces.flatMap((trace) => (trace.failure ? [trace.failure] : [])))].slice(
+        0,
+        3,
+      ),
       window_s: (to - from) / 1000,
       frames_in_window: frames,
       frame_gap_p50_ms: distribution(
