@@ -129,8 +129,11 @@ async function measure(source: 'live' | 'tap', gateways: number): Promise<void> 
     const load = loadAverage();
     // At most 50 starts a second across the fleet: the figure is the relay, not a launch storm.
     const spreadMs = Math.min(8000, runs * 20);
+    // A run that stalls upstream (no terminal frame) would hold the benchmark until its wall
+    // clock: past twice its length it is cut off and counted as a failure.
+    const deadline = AbortSignal.timeout(spreadMs + (2000 * tokens) / tokensPerSecond + 60_000);
     const traces = await inWaves(runs, runs, spreadMs, (index) =>
-      streamRun(urls[index % gateways]!, bench.author(index), `scale ${index}`),
+      streamRun(urls[index % gateways]!, bench.author(index), `scale ${index}`, { signal: deadline }),
     );
     const cpuSamples = sampler.stop();
     const egressSamples = await egress.stop();
@@ -196,6 +199,8 @@ async function measure(source: 'live' | 'tap', gateways: number): Promise<void> 
         first && last ? (last.total - first.total) / Math.max(1, framesInEgress) : Number.NaN,
       per_gateway: perGatewayFigures,
     });
+    // Each configuration as it is measured, should a later one not finish.
+    console.log(JSON.stringify(rounded({ configuration: rows.at(-1) })));
   } finally {
     await bench.stop();
   }
