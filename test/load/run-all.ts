@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: the standard benchmark set of docs/, one after the other (each starts its
  * own stack: every service a process of its own, the fake LLM a process of its own), then the
- * seven figures side by side with their targets. Each benchmark prints its own table on the way.
+ * nine figures side by side with their targets. Each benchmark prints its own table on the way.
  * Prints a summary table and one JSON line.
  *
  *   node test/load/run-all.ts [--only relay-overhead,capacity,…]
@@ -20,6 +20,9 @@ const STANDARD: ReadonlyArray<{ name: string; args: string[] }> = [
   { name: 'capacity', args: ['--levels', '100,200,300,400,500,600'] },
   { name: 'writer-scaling', args: ['--window-s', '15'] },
   { name: 'idle-sse', args: ['--streams', '5000'] },
+  // 1 gateway × 100 runs vs 4 × 100, each with per-run subscriptions and with the tap.
+  { name: 'gateway-scaling', args: ['--runs-per-gateway', '100', '--gateways', '4'] },
+  { name: 'memory', args: ['--runs', '200'] },
   // Last: it pushes tens of thousands of messages through nats-server, whose clean-up afterwards
   // would otherwise land in the next benchmark's figures.
   { name: 'jetstream-publish', args: ['--messages', '20000'] },
@@ -66,6 +69,17 @@ interface Results {
   'writer-scaling'?: {
     speedup_1_to_max: number;
     configurations: Array<{ writers: number; runs_per_minute: number }>;
+  };
+  'gateway-scaling'?: {
+    gateways: number;
+    cpu_vs_one_gateway: number | null;
+    egress_vs_one_gateway: number | null;
+    tap_cpu_vs_one_gateway: number | null;
+  };
+  memory?: {
+    runs: number;
+    services: Array<{ instance: string; idle_mb: number; peak_mb: number }>;
+    extra_writer: { ready_ms: number; cpu_ms_to_ready: number; idle_mb: number };
   };
   'idle-sse'?: {
     kb_per_stream: number;
@@ -119,6 +133,11 @@ const liveDelivery = (mode: string) =>
 const capacity = read.capacity;
 const scaling = read['writer-scaling'];
 const idle = read['idle-sse'];
+const gatewayScaling = read['gateway-scaling'];
+const memory = read.memory;
+const workerIdleMb = memory?.services
+  .filter((entry) => /^(writer|reviewer)-/.test(entry.instance))
+  .reduce((most, entry) => Math.max(most, entry.idle_mb), 0);
 
 const fmt = (value: unknown, digits = 1) =>
   typeof value === 'number' && Number.isFinite(value) ? value.toFixed(digits) : '-';
@@ -175,6 +194,20 @@ const figures = [
     baseline: `at 200 runs; nats-server ${fmt(level(200)?.steady_cpu_ms_per_1k_tokens_by_process?.['nats-server'], 0)} more; JetStream alone: ${fmt(pipelined?.per_second, 0)} msg/s pipelined, server CPU/1k delivered ${fmt(liveDelivery('per-run consumers'), 0)} per-run consumers vs ${fmt(liveDelivery('one wildcard consumer'), 0)} one tap`,
     target: '-',
     met: undefined,
+  },
+  {
+    figure: `8 one gateway's cost at ${gatewayScaling?.gateways ?? '-'} gateways vs one carrying all (CPU / bytes)`,
+    value: `${fmt(gatewayScaling?.cpu_vs_one_gateway ?? undefined, 2)} / ${fmt(gatewayScaling?.egress_vs_one_gateway ?? undefined, 2)}`,
+    baseline: `with the tap (every gateway reads every run): CPU ${fmt(gatewayScaling?.tap_cpu_vs_one_gateway ?? undefined, 2)}`,
+    target: '≤ 0.3',
+    met: gatewayScaling?.cpu_vs_one_gateway == null ? undefined : gatewayScaling.cpu_vs_one_gateway <= 0.3,
+  },
+  {
+    figure: '9 worker RSS idle (MB)',
+    value: fmt(workerIdleMb, 0),
+    baseline: `${(memory?.services ?? []).map((entry) => `${entry.instance.replace(/-\d+$/, '')} ${fmt(entry.idle_mb, 0)}→${fmt(entry.peak_mb, 0)}`).join(', ')} at ${memory?.runs ?? '-'} runs; one more writer ready in ${fmt(memory?.extra_writer.ready_ms, 0)} ms`,
+    target: '≤ 120',
+    met: workerIdleMb === undefined ? undefined : workerIdleMb <= 120,
   },
 ];
 
