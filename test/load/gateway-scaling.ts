@@ -15,7 +15,7 @@
  * line.
  *
  *   node test/load/gateway-scaling.ts [--runs-per-gateway 100] [--gateways 4] [--rate 10]
- *                                     [--tokens 300] [--sources live,tap]
+ *                                     [--tokens 200] [--sources live,tap]
  */
 import { parseArgs } from 'node:util';
 import { startPrivateNats } from './support/private-nats.ts';
@@ -27,7 +27,7 @@ const { values } = parseArgs({
     'runs-per-gateway': { type: 'string', default: '100' },
     gateways: { type: 'string', default: '4' },
     rate: { type: 'string', default: '10' },
-    tokens: { type: 'string', default: '300' },
+    tokens: { type: 'string', default: '200' },
     sources: { type: 'string', default: 'live,tap' },
   },
 });
@@ -121,7 +121,9 @@ async function measure(source: 'live' | 'tap', gateways: number): Promise<void> 
       .map((service) => service.instanceId);
     // Warm-up: each gateway relays two short runs.
     await inWaves(2 * gateways, gateways, 0, (index) =>
-      streamRun(urls[index % gateways]!, bench.author(index), `warm ${index}`),
+      streamRun(urls[index % gateways]!, bench.author(index), `warm ${index}`, {
+        signal: AbortSignal.timeout(60_000),
+      }),
     );
     const pids = bench.pids();
     const sampler = startCpuSampler({ ...pids, 'nats-server': nats.pid });
