@@ -1,7 +1,7 @@
 /**
  * Memory per service: the resident set (VmRSS, /proc) of every service process idle after start-up
  * and at its peak while `--runs` runs stream at once, and what starting one more writer replica
- * costs (time to ready, CPU in its first seconds, RSS once idle). The tokenizer's tables (~75 MB,
+ * costs (time to ready, CPU in its first seconds, RSS once idle). The tokenizer's tables (~120 MB RSS,
  * ~1 s of CPU to build) are built only by a process that counts tokens (README "Performance").
  * Prints a table and one JSON line.
  *
