@@ -24,6 +24,9 @@ const STANDARD: ReadonlyArray<{ name: string; args: string[] }> = [
   // Quill next to the OpenAI Agents SDK behind a bare SSE route and a direct client.
   { name: 'peer', args: ['--levels', '1,50,100'] },
   { name: 'idle-sse', args: ['--streams', '5000'] },
+  // 1 gateway × 100 runs vs 4 × 100, each with per-run subscriptions and with the tap.
+  { name: 'gateway-scaling', args: ['--runs-per-gateway', '100', '--gateways', '4'] },
+  { name: 'memory', args: ['--runs', '200'] },
   // Last: it pushes tens of thousands of messages through nats-server, whose clean-up afterwards
   // would otherwise land in the next benchmark's figures.
   { name: 'jetstream-publish', args: ['--messages', '20000'] },
@@ -89,6 +92,17 @@ interface Results {
     speedup_1_to_max: number;
     configurations: Array<{ writers: number; runs_per_minute: number }>;
   };
+  'gateway-scaling'?: {
+    gateways: number;
+    cpu_vs_one_gateway: number | null;
+    egress_vs_one_gateway: number | null;
+    tap_cpu_vs_one_gateway: number | null;
+  };
+  memory?: {
+    runs: number;
+    services: Array<{ instance: string; idle_mb: number; peak_mb: number }>;
+    extra_writer: { ready_ms: number; cpu_ms_to_ready: number; idle_mb: number };
+  };
   'idle-sse'?: {
     kb_per_stream: number;
     streams: number;
@@ -141,6 +155,11 @@ const liveDelivery = (mode: string) =>
 const capacity = read.capacity;
 const scaling = read['writer-scaling'];
 const idle = read['idle-sse'];
+const gatewayScaling = read['gateway-scaling'];
+const memory = read.memory;
+const workerIdleMb = memory?.services
+  .filter((entry) => /^(writer|reviewer)-/.test(entry.instance))
+  .reduce((most, entry) => Math.max(most, entry.idle_mb), 0);
 
 const capacityAt = (runs: number) => capacity?.levels?.find((entry) => entry.level === runs);
 const peerAt = (system: string) =>
@@ -213,7 +232,7 @@ const figures = [
     met: undefined,
   },
   {
-    figure: 'thinking frames per 1k reasoning tokens',
+    figure: '10 thinking frames per 1k reasoning tokens',
     value: (read['reasoning-frames']?.rates ?? [])
       .map(
         (entry) => `${fmt(entry.thinking_frames_per_1k_reasoning_tokens, 0)} at ${entry.tokens_per_second}`,
@@ -224,7 +243,7 @@ const figures = [
     met: undefined,
   },
   {
-    figure: 'peer at 100 runs: launch p50 (ms) / token p99 (ms) / CPU per 1k tok',
+    figure: '11 peer at 100 runs: launch p50 (ms) / token p99 (ms) / CPU per 1k tok',
     value: peerAt('quill') ? `Quill ${peerLine(peerAt('quill'))}` : '-',
     baseline: `Agents SDK + Fastify ${peerLine(peerAt('peer'))}; direct openai SDK ${peerLine(peerAt('direct'))} (peer.ts: the peer skips auth, billing, durable log, resume, review)`,
     target: '-',
@@ -236,6 +255,20 @@ const figures = [
     baseline: `at 200 runs; nats-server ${fmt(level(200)?.steady_cpu_ms_per_1k_tokens_by_process?.['nats-server'], 0)} more; JetStream alone: ${fmt(pipelined?.per_second, 0)} msg/s pipelined, server CPU/1k delivered ${fmt(liveDelivery('per-run consumers'), 0)} per-run consumers vs ${fmt(liveDelivery('one wildcard consumer'), 0)} one tap`,
     target: '-',
     met: undefined,
+  },
+  {
+    figure: `8 one gateway's cost at ${gatewayScaling?.gateways ?? '-'} gateways vs one carrying all (CPU / bytes)`,
+    value: `${fmt(gatewayScaling?.cpu_vs_one_gateway ?? undefined, 2)} / ${fmt(gatewayScaling?.egress_vs_one_gateway ?? undefined, 2)}`,
+    baseline: `with the tap (every gateway reads every run): CPU ${fmt(gatewayScaling?.tap_cpu_vs_one_gateway ?? undefined, 2)}`,
+    target: '≤ 0.3',
+    met: gatewayScaling?.cpu_vs_one_gateway == null ? undefined : gatewayScaling.cpu_vs_one_gateway <= 0.3,
+  },
+  {
+    figure: '9 worker RSS idle (MB)',
+    value: fmt(workerIdleMb, 0),
+    baseline: `${(memory?.services ?? []).map((entry) => `${entry.instance.replace(/-\d+$/, '')} ${fmt(entry.idle_mb, 0)}→${fmt(entry.peak_mb, 0)}`).join(', ')} at ${memory?.runs ?? '-'} runs; one more writer ready in ${fmt(memory?.extra_writer.ready_ms, 0)} ms`,
+    target: '≤ 120',
+    met: workerIdleMb === undefined ? undefined : workerIdleMb <= 120,
   },
 ];
 

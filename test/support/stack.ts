@@ -19,6 +19,8 @@ export type { ServiceName, ServiceProcess };
 
 export interface StackOptions {
   replicas?: Partial<Record<ServiceName, number>>;
+  /** The bus namespace (default a new unique one), e.g. for streams a benchmark makes beforehand. */
+  namespace?: string;
   env?: Record<string, string>;
   otlpEndpoint?: string;
   /**
@@ -53,7 +55,7 @@ export interface Stack {
  * by its own bus namespace, Redis prefix and database, with the fake LLM as the model.
  */
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
-  const namespace = uniqueName('t');
+  const namespace = options.namespace ?? uniqueName('t');
   const services: ServiceProcess[] = [];
   // What is undone, newest first, when the start fails part-way (README "Two commands": a stack
   // that fails to start leaves no processes, streams or database behind).

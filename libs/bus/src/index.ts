@@ -12,9 +12,10 @@ export {
   term,
 } from './consume.ts';
 export { consumerLag } from './consumer-lag.ts';
+export { republishesTo, subscribeRepublished } from './live-reads.ts';
 export { countStored, type OrderedItem, type OrderedReader, readOrdered, readStored } from './ordered.ts';
 export { publishCore, publishEnvelope } from './publish.ts';
-export { lastSequence, lastStored, nextStored, type RawStoredMessage, readOrderedRaw } from './raw-reads.ts';
+export { lastSequence, lastStored, nextStored, readOrderedRaw } from './raw-reads.ts';
 export { BusRequestError, type Responder, requestReply, serveRequests } from './request.ts';
 export { publishFrame } from './run-events.ts';
 export { runTraceContext } from './run-trace.ts';

@@ -41,6 +41,11 @@ export async function ensureStreams(bus: Bus, settings: StreamSettings): Promise
     // Longer than the run wall clock, so a terminal frame published by two parties (a takeover
     // router and a gateway fallback) is stored once; JetStream refuses one longer than max_age.
     duplicate_window: Math.round(seconds(Math.min(20 * 60, settings.eventsMaxAgeHours * 3600))),
+    // Each stored frame again on `run.<id>.live`, with its sequence and the run's previous one
+    // (headers Nats-Sequence, Nats-Last-Sequence): gateways subscribe per run they stream
+    // (docs/decisions/0027-per-run-live-subscriptions.md). nats-server 2.9 sets this only when
+    // the stream is created; an older stream keeps working without it (the gateway's tap).
+    republish: { src: names.events('*'), dest: names.liveMapping },
   });
   await upsertConsumer(bus, names.streams.runs, {
     durable_name: names.consumers.router,
@@ -111,9 +116,17 @@ function upsertConsumer(bus: Bus, stream: string, config: ConsumerConfigInput): 
 
 async function upsertStreamOnce(bus: Bus, config: StreamConfigInput & { name: string }): Promise<void> {
   try {
-    await bus.jsm.streams.info(config.name);
-    const { retention: _retention, storage: _storage, ...updatable } = config;
-    await bus.jsm.streams.update(config.name, updatable);
+    const existing = await bus.jsm.streams.info(config.name);
+    const { retention: _retention, storage: _storage, republish, ...updatable } = config;
+    // nats-server 2.9 refuses any change of RePublish on update: the stream keeps what it has.
+    const kept = existing.config.republish;
+    if (republish && kept?.dest !== republish.dest) {
+      bus.logger?.warn(
+        { stream: config.name },
+        'stream has no republish (created before it): gateways read it through one tap each until it is recreated',
+      );
+    }
+    await bus.jsm.streams.update(config.name, { ...updatable, ...(kept ? { republish: kept } : {}) });
   } catch (error) {
     if (!isNotFound(error)) throw error;
     try {

@@ -12,6 +12,13 @@ export interface BusNames {
   taskAll(role: string): string;
   readonly taskEverything: string;
   events(runId: string): string;
+  /**
+   * Where EVENTS republishes each stored `run.<id>.events` frame with its stream sequence
+   * (docs/decisions/0027-per-run-live-subscriptions.md): the gateway's core subscription per run.
+   */
+  live(runId: string): string;
+  /** EVENTS' republish destination for `run.*.events` (a subject mapping). */
+  readonly liveMapping: string;
   steps(runId: string): string;
   usage(runId: string): string;
   readonly usageAll: string;
@@ -53,6 +60,8 @@ export function busNames(namespace = ''): BusNames {
     taskAll: (role) => `${s}task.${role}.>`,
     taskEverything: `${s}task.>`,
     events: (runId) => `${s}run.${runId}.events`,
+    live: (runId) => `${s}run.${runId}.live`,
+    liveMapping: `${s}run.{{wildcard(1)}}.live`,
     steps: (runId) => `${s}run.${runId}.steps`,
     usage: (runId) => `${s}run.${runId}.usage`,
     usageAll: `${s}run.*.usage`,

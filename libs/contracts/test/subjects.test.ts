@@ -31,6 +31,8 @@ function streamSubjects(names: BusNames): Record<string, readonly string[]> {
 function coreSubjects(names: BusNames): string[] {
   return [
     names.control('*'),
+    // EVENTS republishes here: a stream capturing it would store every frame twice.
+    names.live('*'),
     names.contextCompile,
     names.billingReserve,
     names.billingSettle,
@@ -78,6 +80,8 @@ describe.each(['', 'ns1', 'b_x9'])('busNames(%j)', (namespace) => {
     expect(names.runStart('r1')).toBe(`${prefix}runs.start.r1`);
     expect(names.runStartAll).toBe(`${prefix}runs.start.*`);
     expect(names.task('writer', 'r1')).toBe(`${prefix}task.writer.r1`);
+    expect(names.live('r1')).toBe(`${prefix}run.r1.live`);
+    expect(names.liveMapping).toBe(`${prefix}run.{{wildcard(1)}}.live`);
     expect(names.taskAll('writer')).toBe(`${prefix}task.writer.>`);
     expect(names.taskEverything).toBe(`${prefix}task.>`);
     expect(names.events('r1')).toBe(`${prefix}run.r1.events`);

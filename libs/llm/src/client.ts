@@ -6,7 +6,12 @@ import { LlmCallError } from './errors.ts';
 import { type LlmProvider, modelFor } from './provider.ts';
 import { requestFields } from './request-fields.ts';
 import { StreamAssembler } from './stream-assembler.ts';
-import { encodingForModel, estimatePromptTokens, estimateTextTokens } from './token-estimate.ts';
+import {
+  encodingForModel,
+  estimatePromptTokens,
+  estimateTextTokens,
+  warmTokenizer,
+} from './token-estimate.ts';
 import type { ChatRequest, LlmAttempt, LlmCallResult, LlmClient, LlmEvent, LlmLogger } from './types.ts';
 
 /**
@@ -107,6 +112,11 @@ async function* streamChat(
       usage: failedAttemptUsage(assembler, request, model, streaming),
     });
 
+  // The tokenizer's table is built on the first count a process needs, in slices that leave the
+  // event loop free (token-estimate.ts), not at start-up: most processes never count.
+  const tokenizerFor = async (needed: boolean) => {
+    if (needed) await warmTokenizer(encodingForModel(model));
+  };
   const extra = requestFields(provider, request);
   try {
     try {
@@ -134,8 +144,11 @@ async function* streamChat(
         for (const event of events) yield event;
       }
     } catch (error) {
+      await tokenizerFor(streaming);
       throw failure(error);
     }
+    // Counts are needed only when the provider reported no usage (a failed stream never does).
+    await tokenizerFor(!assembler.providerUsage);
     // The SDK ends the iteration quietly when its signal aborts, so check it ourselves.
     if (signal.aborted) throw failure(signal.reason);
     if (assembler.finishReason === undefined)

@@ -3,7 +3,7 @@ import type { RedisClient, RedisKeys } from '@quill/redis';
 import { type BreakerSettings, type CircuitBreaker, createCircuitBreaker } from './circuit-breaker.ts';
 import { createLlmClient, type LlmTimeouts } from './client.ts';
 import { canFailOver, canRetrySameProvider, isProviderFailure, LlmCallError } from './errors.ts';
-import { trimTranscript } from './intra-run-trimmer.ts';
+import { prepareTrim, trimTranscript } from './intra-run-trimmer.ts';
 import {
   countFailover,
   endModelSpanFailed,
@@ -122,11 +122,13 @@ async function* streamWithFailover(
       continue;
     }
     const target = request.targets?.[provider.name] ?? modelFor(provider, request.role);
-    const fitted = trimTranscript(request.messages, {
+    const trim = {
       maxInputTokens: target.maxInputTokens,
       ...(request.tools ? { tools: request.tools } : {}),
       encoding: encodingForModel(target.model),
-    });
+    };
+    await prepareTrim(request.messages, trim);
+    const fitted = trimTranscript(request.messages, trim);
     if (fitted.trimmedToolResults > 0 || fitted.overBudget) {
       context.logger?.warn(
         {

@@ -4,6 +4,7 @@ import {
   estimateMessageTokens,
   estimatePromptTokens,
   promptTokensUpperBound,
+  warmTokenizer,
 } from './token-estimate.ts';
 import type { ToolDefinition } from './types.ts';
 
@@ -35,6 +36,16 @@ export interface TrimResult {
   estimatedTokens: number;
   /** True when even with every tool result trimmed the estimate is over the budget. */
   overBudget: boolean;
+}
+
+/**
+ * Builds the tokenizer's table (in slices that leave the event loop free, token-estimate.ts) when
+ * `trimTranscript` will need real counts: only a transcript whose byte bound does not fit. Most
+ * processes never count, and do not pay the table's ~75 MB and ~1 s of CPU.
+ */
+export async function prepareTrim(messages: readonly ChatMessage[], options: TrimOptions): Promise<void> {
+  const budget = Math.floor(options.maxInputTokens * SAFETY_RATIO);
+  if (promptTokensUpperBound(messages, options.tools) > budget) await warmTokenizer(options.encoding);
 }
 
 export function trimTranscript(messages: ChatMessage[], options: TrimOptions): TrimResult {

@@ -2,7 +2,6 @@ import type { RedisClient, RedisKeys } from '@quill/redis';
 import { createFailoverClient, DEFAULT_RETRY, type FailoverLlmClient } from './failover-client.ts';
 import type { LlmProvider, ModelTarget } from './provider.ts';
 import type { ProviderRequestOptions } from './request-fields.ts';
-import { encodingForModel, warmTokenizer } from './token-estimate.ts';
 import type { LlmLogger } from './types.ts';
 
 /** The model settings as `loadConfig()` returns them (structural, so this lib needs no config import). */
@@ -155,8 +154,6 @@ export function createFailoverClientFromSettings(
     idleMs: settings.LLM_REQUEST_TIMEOUT_S * 1000,
   };
   const providers = providersFromSettings(settings);
-  // Off the start-up path's critical section but before the first call needs it.
-  void warmTokenizer(encodingForModel(providers[0]!.model));
   return createFailoverClient({
     providers,
     redis: dependencies.redis,

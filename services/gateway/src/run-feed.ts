@@ -1,95 +1,73 @@
-import {
-  type Bus,
-  decodeEnvelope,
-  InvalidEnvelopeError,
-  lastSequence,
-  nextStored,
-  type OrderedItem,
-  type RawStoredMessage,
-  readOrderedRaw,
-} from '@quill/bus';
-import { EventEnvelope, encodeSseFrame } from '@quill/contracts';
+import { type Bus, lastSequence, readOrderedRaw, republishesTo, subscribeRepublished } from '@quill/bus';
+import { type Feed, type FeedSubscription, openFeed, toFeedItem } from './run-feed-state.ts';
 
-type EventItem = OrderedItem<EventEnvelope>;
-
-/** A stored frame as the relay writes it, encoded once however many streams show it. */
-export interface FeedItem {
-  readonly seq: number;
-  readonly item: EventItem;
-  /** The SSE text (`id:` + `data:`), or undefined when the stored envelope is invalid. */
-  readonly sse: string | undefined;
-}
-
-export interface FeedSubscription extends AsyncIterable<FeedItem> {
-  /** Settles once the stream can start (rejects when the gateway cannot read the run's events). */
-  readonly ready: Promise<void>;
-  close(): void;
-}
+export type { FeedItem, FeedSubscription } from './run-feed-state.ts';
 
 export interface RunFeeds {
   /** The run's frames after `afterSeq`, in order, live until `close()`. */
   subscribe(runId: string, afterSeq: number): FeedSubscription;
 }
 
-// Frames kept for joiners once every stream has passed them: a resume or a second tab right
-// after the first gets them from memory.
-const RETAINED = 64;
-// A stream this far behind (a stuck client) no longer holds frames in memory: it reads the gap
-// from the stream instead.
-const MAX_RETAINED = 4096;
+/**
+ * Starts a run's live frames into its feed; settles once none published from then on can be
+ * missed, with the function that stops them.
+ */
+type Attach = (runId: string, feed: Feed) => Promise<() => void>;
 
 /**
- * The gateway's view of `run.<id>.events`: ONE ordered consumer per gateway on `run.*.events`
- * (the tap), fanned out in memory to the runs this gateway streams, instead of an ordered
- * consumer per SSE connection. JetStream then delivers each frame once per gateway in batches,
- * rather than once per connection to a consumer of its own, which costs the server several times
- * more per frame (`test/load/jetstream-publish.ts` measures both), and an open stream costs a
- * socket and a few timers, not a server consumer with heartbeats. Frames of runs nobody streams here are dropped unparsed.
+ * The gateway's view of `run.<id>.events`, one feed per run that has a stream here, fanned out
+ * in memory to that run's streams: each frame is read and SSE-encoded once per gateway however
+ * many streams show it, and an open stream costs a socket and a few timers.
  *
- * Resume by sequence stays exact: a stream that starts after `afterSeq` first reads what is
- * already stored after it (by sequence, `next_by_subj` gets: no consumer), then the tap's frames,
- * each sequence once, in order. A stream behind what the feed holds reads its gap the same way.
- * A gateway makes one in its main.ts and every SSE response of that process reads from it.
+ * Live frames come from a core subscription per run on `run.<id>.live`, where EVENTS republishes
+ * every stored frame with its sequence (docs/decisions/0027-per-run-live-subscriptions.md): the
+ * server sends a gateway only the frames of the runs it streams, so gateways scale out. Core
+ * delivery is at most once; each republished frame names the run's previous sequence, so a
+ * missed frame is read by sequence before the next one is shown, and after a reconnect every
+ * feed reads what was stored meanwhile. An EVENTS stream created before the republish (2.9 can
+ * not add it later) is read through one ordered consumer per gateway on `run.*.events` instead
+ * (the tap, docs/decisions/0002-gateway-event-tap.md), which delivers every run to every gateway.
+ *
+ * Resume by sequence is exact either way: a feed first reads what is stored after `afterSeq`
+ * (`next_by_subj` gets: no consumer), then the live frames, each sequence once, in order; a
+ * stream behind what the feed holds reads its gap the same way. A gateway makes one in its
+ * main.ts and every SSE response of that process reads from it.
  */
 export function createRunFeeds(bus: Bus): RunFeeds {
   const feeds = new Map<string, Feed>();
-  let tap: Promise<void> | undefined;
-  const ensureTap = (): Promise<void> => {
-    tap ??= startTap(bus, feeds).catch((error: unknown) => {
-      tap = undefined;
-      throw error;
-    });
-    return tap;
-  };
-  const tapFailed = (error: unknown) => {
-    tap = undefined;
-    for (const feed of feeds.values()) feed.fail(error);
-  };
-  const startTap = async (tapBus: Bus, runFeeds: Map<string, Feed>): Promise<void> => {
-    const stream = tapBus.names.streams.events;
-    // Everything after the current last sequence comes through the tap; a feed reads what is
-    // stored before it by sequence.
-    const messages = await readOrderedRaw(tapBus, {
-      stream,
-      subject: tapBus.names.events('*'),
-      startSeq: (await lastSequence(tapBus, stream)) + 1,
-    });
-    // `<namespace.>run.<runId>.events`
-    const head = tapBus.names.events('').length - '.events'.length;
-    const runIdOf = (subject: string) => subject.slice(head, -'.events'.length);
-    void (async () => {
-      for await (const message of messages) runFeeds.get(runIdOf(message.subject))?.live(message);
-      tapFailed(new Error('the run event tap stopped'));
-    })().catch(tapFailed);
+  let attach: Promise<Attach> | undefined;
+  const chooseSource = (): Promise<Attach> => {
+    attach ??= republishesTo(bus, bus.names.streams.events, bus.names.liveMapping)
+      .then((republished) => (republished ? liveSource(bus) : tapSource(bus, feeds)))
+      .catch((error: unknown) => {
+        attach = undefined;
+        throw error;
+      });
+    return attach;
   };
 
   return {
     subscribe(runId, afterSeq) {
       let feed = feeds.get(runId);
       if (!feed) {
-        const created = openFeed(bus, runId, afterSeq, ensureTap, () => {
-          if (feeds.get(runId) === created) feeds.delete(runId);
-        });
+        let detach: (() => void) | undefined;
+        let closed = false;
+        const created = openFeed(
+          bus,
+          runId,
+          afterSeq,
+          async (self) => {
+            const source = await chooseSource();
+            const sourceDetach = await source(runId, self);
+            if (closed) sourceDetach();
+            else detach = sourceDetach;
+          },
+          () => {
+            closed = true;
+            detach?.();
+            if (feeds.get(runId) === created) feeds.delete(runId);
+          },
+        );
         feeds.set(runId, created);
         feed = created;
       }
@@ -98,162 +76,59 @@ export function createRunFeeds(bus: Bus): RunFeeds {
   };
 }
 
-interface Feed {
-  subscribe(afterSeq: number): FeedSubscription;
-  /** A frame from the tap. */
-  live(message: RawStoredMessage): void;
-  fail(error: unknown): void;
-}
-
-function toFeedItem(subject: string, seq: number, data: Uint8Array, pending = 0): FeedItem {
-  try {
-    const envelope = decodeEnvelope(EventEnvelope, subject, data);
-    return { seq, item: { seq, subject, pending, envelope }, sse: encodeSseFrame(envelope.frame, seq) };
-  } catch (error) {
-    if (!(error instanceof InvalidEnvelopeError)) throw error;
-    return { seq, item: { seq, subject, pending, envelope: undefined, invalid: error }, sse: undefined };
-  }
-}
-
-/** The first stored frame of the run after `afterSeq`, or undefined when there is none yet. */
-async function storedAfter(bus: Bus, subject: string, afterSeq: number): Promise<FeedItem | undefined> {
-  const stored = await nextStored(bus, { stream: bus.names.streams.events, subject, afterSeq });
-  return stored ? toFeedItem(subject, stored.seq, stored.data) : undefined;
-}
-
-function openFeed(
-  bus: Bus,
-  runId: string,
-  startAfter: number,
-  ensureTap: () => Promise<void>,
-  onClosed: () => void,
-): Feed {
-  const subject = bus.names.events(runId);
-  const history: FeedItem[] = [];
-  /** Every stored frame after this sequence is in `history` or still to come from the tap. */
-  let coveredFrom = startAfter;
-  let started = false;
-  /** Tap frames that arrived while the stored ones were being read. */
-  const early: FeedItem[] = [];
-  let failure: unknown;
-  let ended = false;
-  let closed = false;
-  const waiting = new Set<() => void>();
-  const positions = new Map<symbol, number>();
-
-  const notify = () => {
-    for (const resolve of waiting) resolve();
-    waiting.clear();
+/** Each feed subscribes to its own run's republished frames. */
+function liveSource(bus: Bus): Attach {
+  return async (runId, feed) => {
+    const subject = bus.names.events(runId);
+    const subscription = subscribeRepublished(bus, bus.names.live(runId), {
+      message: (message) => feed.live(toFeedItem(subject, message.seq, message.data), message.previousSeq),
+      reconnected: () => feed.catchUp(),
+    });
+    try {
+      await subscription.ready;
+    } catch (error) {
+      subscription.close();
+      throw error;
+    }
+    return () => subscription.close();
   };
-  const lastSeq = () => history.at(-1)?.seq ?? coveredFrom;
-  const append = (item: FeedItem) => {
-    if (item.seq <= lastSeq()) return;
-    history.push(item);
-    if (item.item.envelope?.frame.type === 'done') ended = true;
-    if (history.length > RETAINED) {
-      const slowest = Math.min(...positions.values());
-      while (history.length > RETAINED && (history[0]!.seq <= slowest || history.length > MAX_RETAINED)) {
-        coveredFrom = history.shift()!.seq;
+}
+
+/** One ordered consumer on `run.*.events` for every feed of the gateway (the tap). */
+function tapSource(bus: Bus, feeds: ReadonlyMap<string, Feed>): Attach {
+  let tap: Promise<void> | undefined;
+  const tapFailed = (error: unknown) => {
+    tap = undefined;
+    for (const feed of feeds.values()) feed.fail(error);
+  };
+  const startTap = async (): Promise<void> => {
+    const stream = bus.names.streams.events;
+    // Everything after the current last sequence comes through the tap; a feed reads what is
+    // stored before it by sequence.
+    const messages = await readOrderedRaw(bus, {
+      stream,
+      subject: bus.names.events('*'),
+      startSeq: (await lastSequence(bus, stream)) + 1,
+    });
+    // `<namespace.>run.<runId>.events`
+    const head = bus.names.events('').length - '.events'.length;
+    const runIdOf = (subject: string) => subject.slice(head, -'.events'.length);
+    void (async () => {
+      for await (const message of messages) {
+        // Frames of runs nobody streams here are dropped unparsed.
+        feeds
+          .get(runIdOf(message.subject))
+          ?.live(toFeedItem(message.subject, message.seq, message.data, message.pending));
       }
-    }
-    notify();
+      tapFailed(new Error('the run event tap stopped'));
+    })().catch(tapFailed);
   };
-
-  // Subscribed to the tap first, then what was stored before: nothing can fall in between.
-  const ready = (async () => {
-    await ensureTap();
-    for (let stored = await storedAfter(bus, subject, startAfter); stored && !closed; ) {
-      append(stored);
-      stored = await storedAfter(bus, subject, stored.seq);
-    }
-    started = true;
-    for (const item of early.splice(0)) append(item);
-  })();
-  ready.catch((error: unknown) => {
-    failure = error;
-    notify();
-  });
-
-  /** The first held frame after `position`. */
-  const after = (position: number): FeedItem | undefined => {
-    let low = 0;
-    let high = history.length;
-    while (low < high) {
-      const middle = (low + high) >> 1;
-      if (history[middle]!.seq <= position) low = middle + 1;
-      else high = middle;
-    }
-    return history[low];
-  };
-
-  return {
-    live(message) {
-      const item = toFeedItem(subject, message.seq, message.data, message.pending);
-      if (started) append(item);
-      else early.push(item);
-    },
-    fail(error) {
-      failure ??= error;
-      notify();
-    },
-    subscribe(afterSeq) {
-      const key = Symbol(runId);
-      let position = afterSeq;
-      let unsubscribed = false;
-      let resume: (() => void) | undefined;
-      positions.set(key, position);
-
-      const next = async (): Promise<IteratorResult<FeedItem>> => {
-        for (;;) {
-          if (unsubscribed) return { done: true, value: undefined };
-          if (failure) throw failure;
-          if (started && position < coveredFrom) {
-            // Behind what the feed holds: read the gap from the stream.
-            const stored = await storedAfter(bus, subject, position);
-            if (unsubscribed) return { done: true, value: undefined };
-            if (stored && stored.seq <= coveredFrom) {
-              position = stored.seq;
-              positions.set(key, position);
-              return { done: false, value: stored };
-            }
-            // Nothing stored between here and what the feed holds.
-            position = coveredFrom;
-            positions.set(key, position);
-          }
-          const held = started ? after(position) : undefined;
-          if (held) {
-            position = held.seq;
-            positions.set(key, position);
-            return { done: false, value: held };
-          }
-          if (ended && started) return { done: true, value: undefined };
-          await new Promise<void>((resolve) => {
-            resume = resolve;
-            waiting.add(resolve);
-          });
-        }
-      };
-      const unsubscribe = () => {
-        if (unsubscribed) return;
-        unsubscribed = true;
-        positions.delete(key);
-        if (resume) {
-          waiting.delete(resume);
-          resume();
-        }
-        if (positions.size === 0) {
-          closed = true;
-          onClosed();
-        }
-      };
-      const iterator: AsyncIterator<FeedItem> = {
-        next,
-        async return() {
-          unsubscribe();
-          return { done: true, value: undefined };
-        },
-      };
-      return { ready, close: unsubscribe, [Symbol.asyncIterator]: () => iterator };
-    },
+  return async () => {
+    tap ??= startTap().catch((error: unknown) => {
+      tap = undefined;
+      throw error;
+    });
+    await tap;
+    return () => undefined;
   };
 }

@@ -1,17 +1,32 @@
 import { randomUUID } from 'node:crypto';
-import { type Bus, publishFrame } from '@quill/bus';
+import { type Bus, connectBus, ensureStreams, publishFrame, republishesTo } from '@quill/bus';
 import { frame } from '@quill/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeTestBus, openTestBus } from '../../../test/support/test-bus.ts';
+import { closeTestBus, openTestBus, TEST_STREAM_SETTINGS } from '../../../test/support/test-bus.ts';
+import { testUrls, uniqueName } from '../../../test/support/urls.ts';
 import { createRunFeeds, type FeedSubscription } from '../src/run-feed.ts';
 
+/** Streams as this version creates them: EVENTS republishes, each feed subscribes per run. */
+let liveBus: Bus;
+/** EVENTS created before the republish existed: the gateway falls back to its tap. */
+let tapBus: Bus;
 let bus: Bus;
 
 beforeAll(async () => {
-  bus = await openTestBus('f', 'run-feed-test');
+  liveBus = await openTestBus('f', 'run-feed-test');
+  tapBus = await connectBus({ url: testUrls.nats, namespace: uniqueName('g'), name: 'run-feed-tap-test' });
+  await tapBus.jsm.streams.add({
+    name: tapBus.names.streams.events,
+    subjects: [...tapBus.names.eventSubjects],
+  });
+  // The upsert keeps the stream as it is (2.9 cannot add a republish to it) instead of failing.
+  await ensureStreams(tapBus, TEST_STREAM_SETTINGS);
 });
 
-afterAll(() => closeTestBus(bus));
+afterAll(async () => {
+  await closeTestBus(liveBus);
+  await closeTestBus(tapBus);
+});
 
 async function publishTexts(runId: string, contents: string[]): Promise<number[]> {
   const seqs: number[] = [];
@@ -35,7 +50,23 @@ async function take(subscription: FeedSubscription, count: number): Promise<Arra
   return taken;
 }
 
-describe('run feeds: one tap per gateway, fanned out to the streams of each run', () => {
+const consumersOnEvents = async () =>
+  (await bus.jsm.streams.info(bus.names.streams.events)).state.consumer_count;
+
+describe.each(['live', 'tap'] as const)('run feeds (%s), fanned out to the streams of each run', (mode) => {
+  beforeAll(() => {
+    bus = mode === 'live' ? liveBus : tapBus;
+  });
+
+  it(`reads ${mode === 'live' ? 'through per-run subscriptions, no consumer' : 'through one consumer'}`, async () => {
+    expect(await republishesTo(bus, bus.names.streams.events, bus.names.liveMapping)).toBe(mode === 'live');
+    const feeds = createRunFeeds(bus);
+    const stream = feeds.subscribe(randomUUID(), 0);
+    await stream.ready;
+    expect(await consumersOnEvents()).toBe(mode === 'live' ? 0 : 1);
+    stream.close();
+  });
+
   it('gives every stream each frame after its Last-Event-ID once, in order, live', async () => {
     const feeds = createRunFeeds(bus);
     const runId = randomUUID();
@@ -120,6 +151,50 @@ describe('run feeds: one tap per gateway, fanned out to the streams of each run'
     const iterator = stream[Symbol.asyncIterator]();
     expect((await iterator.next()).value?.seq).toBe(done);
     expect((await iterator.next()).done).toBe(true);
+    stream.close();
+  });
+});
+
+type Connection = Bus['connection'];
+
+/** The bus with a connection that drops the live frames `lose` picks, as a lossy link would. */
+function lossyBus(source: Bus, lose: (data: Uint8Array) => boolean): Bus {
+  const connection = new Proxy(source.connection, {
+    get(target, property, receiver) {
+      if (property !== 'subscribe') return Reflect.get(target, property, receiver);
+      return (
+        ...[subject, options]: Parameters<Connection['subscribe']>
+      ): ReturnType<Connection['subscribe']> => {
+        const callback = options?.callback;
+        if (!callback) return target.subscribe(subject, options);
+        return target.subscribe(subject, {
+          ...options,
+          callback: (error, message) => {
+            if (!error && lose(message.data)) return;
+            callback(error, message);
+          },
+        });
+      };
+    },
+  });
+  return { ...source, connection };
+}
+
+describe('run feeds (live): a frame the core subscription missed', () => {
+  it('is read by sequence before the next one is shown, so the stream has no gap', async () => {
+    bus = liveBus;
+    const marker = new TextEncoder().encode('lost on the way');
+    const contains = (data: Uint8Array) => Buffer.from(data).includes(Buffer.from(marker));
+    const feeds = createRunFeeds(lossyBus(liveBus, contains));
+    const runId = randomUUID();
+    const stream = feeds.subscribe(runId, 0);
+    await stream.ready;
+    const seqs = await publishTexts(runId, ['a', 'lost on the way', 'c']);
+    expect(await take(stream, 3)).toEqual([
+      [seqs[0], 'a'],
+      [seqs[1], 'lost on the way'],
+      [seqs[2], 'c'],
+    ]);
     stream.close();
   });
 });

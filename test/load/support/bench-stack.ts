@@ -53,14 +53,18 @@ export interface BenchStack {
 export async function startBenchStack(
   options: {
     replicas?: Partial<Record<ServiceName, number>>;
+    namespace?: string;
     env?: Record<string, string>;
     fake?: FakeLlmProcessOptions;
+    /** A nats-server of the benchmark's own (at NATS_URL) instead of the machine's. */
+    natsServerPid?: number;
     /** How many authors the runs are spread over; default 50. */
     authors?: number;
   } = {},
 ): Promise<BenchStack> {
   const stack = await startStack({
     ...(options.replicas ? { replicas: options.replicas } : {}),
+    ...(options.namespace ? { namespace: options.namespace } : {}),
     env: { ...BENCH_ENV, ...options.env },
     fakeLlmProcess: options.fake ?? {},
   });
@@ -82,7 +86,7 @@ export async function startBenchStack(
   }
   const names = busNames(stack.namespace).streams;
   const fake = stack.fakeLlmProcess!;
-  const natsServerPid = findPid('nats-server');
+  const natsServerPid = options.natsServerPid ?? findPid('nats-server');
   return {
     stack,
     fake,
