@@ -62,7 +62,12 @@ describe('role definitions by content hash, pinned per session', () => {
     expect(await seed('写作 v2')).toBe(2);
     expect(await promptFor(old)).toBe('写作 v1');
     const fresh = await session();
-    expect(await promptFor(fresh)).toBe('写作 v2');
+    // A role without a pin (no launch pinned it) runs with the current version, unpinned: only
+    // the gateway's launch writes pins.
+    const freshRun = crypto.randomUUID();
+    expect(await promptFor(fresh, freshRun)).toBe('写作 v2');
+    expect(await listRunDefinitions(database.pool, freshRun)).toEqual({ writer: 2 });
+    expect((await sessionDefinitions(database.pool, fresh)).pinned).toEqual({});
     expect(await sessionDefinitions(database.pool, old)).toEqual({
       pinned: { writer: 1 },
       current: { writer: 2 },
@@ -73,5 +78,8 @@ describe('role definitions by content hash, pinned per session', () => {
     // Going back to the old content (a rollback) makes version 1 current again, not a third one.
     expect(await seed('写作 v1')).toBe(1);
     expect((await sessionDefinitions(database.pool, fresh)).current).toEqual({ writer: 1 });
+    // The session's next launch pins what is current then.
+    await pinSessionDefinitions(database.pool, fresh);
+    expect((await sessionDefinitions(database.pool, fresh)).pinned).toEqual({ writer: 1 });
   });
 });

@@ -76,24 +76,24 @@ export async function pinSessionDefinitions(db: Queryable, sessionId: string): P
 }
 
 /**
- * The definition a session runs a role with: its pin, made now from the current version when
- * the role had no definition yet at the session's start. Recorded against the run too.
+ * The definition a session runs a role with: its pin, or — for a role that had no definition
+ * yet when the session's last run launched — the role's current version, used unpinned; the
+ * gateway pins it at the session's next launch, so the pins keep one writer. Recorded against
+ * the run either way (docs/kernel.md "Definitions and pinning").
  */
 export async function resolveRunDefinition(
   db: Queryable,
   input: { sessionId: string; runId: string; role: string },
 ): Promise<PinnedDefinition | null> {
-  await db.query(
-    `INSERT INTO session_definition_pins (session_id, role, version)
-     SELECT $1::uuid, role, version FROM role_definitions WHERE role = $2
-     ORDER BY current_since DESC LIMIT 1
-     ON CONFLICT (session_id, role) DO NOTHING`,
-    [input.sessionId, input.role],
-  );
   const { rows } = await db.query<{ version: number; definition: RoleDefinition }>(
-    `SELECT d.version, d.definition FROM session_definition_pins p
-     JOIN role_definitions d ON d.role = p.role AND d.version = p.version
-     WHERE p.session_id = $1 AND p.role = $2`,
+    `SELECT version, definition FROM (
+       SELECT 0 AS rank, d.version, d.definition FROM session_definition_pins p
+       JOIN role_definitions d ON d.role = p.role AND d.version = p.version
+       WHERE p.session_id = $1 AND p.role = $2
+       UNION ALL
+       (SELECT 1, version, definition FROM role_definitions WHERE role = $2
+        ORDER BY current_since DESC LIMIT 1)
+     ) candidates ORDER BY rank LIMIT 1`,
     [input.sessionId, input.role],
   );
   const pinned = rows[0];
