@@ -56,6 +56,8 @@ try {
       owners.push(
         streamRun(bench.gateway, author, `idle ${index}`, {
           signal: abort.signal,
+          // These runs idle on purpose.
+          stallMs: Number.POSITIVE_INFINITY,
           onTrace: (trace) => {
             const poll = setInterval(() => {
               if (trace.runId) {

@@ -1,6 +1,6 @@
 import { consumeDurable, ensureRoleConsumer } from '@quill/bus';
 import { type AgentRole, TaskEnvelope } from '@quill/contracts';
-import { type RoleDefinition, withTransaction } from '@quill/db';
+import { type RoleDefinition, retryTransient, withTransaction } from '@quill/db';
 import { resolveRunDefinition, seedRoleDefinition } from '@quill/db/workers';
 import { createFailoverClientFromSettings } from '@quill/llm';
 import type { ServiceRuntime } from '@quill/service-kit';
@@ -43,7 +43,11 @@ export async function startRoleWorkers(
     logger,
     instanceId: config.instanceId,
     definitionFor: async (task) => {
-      const applied = await pinnedDefinition(runtime.pool, task, own.get(task.role)!);
+      // Idempotent reads and pins: a transient database fault is retried like the other step
+      // set-up reads (role-worker.ts), not turned into a failed delivery.
+      const applied = await retryTransient(() => pinnedDefinition(runtime.pool, task, own.get(task.role)!), {
+        maxMs: config.DATABASE_WRITE_RETRY_MS,
+      });
       return { ...applied, prompt: composeDirective(applied.prompt, task) };
     },
     settings: {

@@ -1,6 +1,6 @@
 import { ack, type Bus, type DeliveryContext, type Disposition, nak, publishEnvelope } from '@quill/bus';
 import { msgIds, StepRecordEnvelope, type StepResult, type TaskEnvelope } from '@quill/contracts';
-import { getRun } from '@quill/db';
+import { getRun, retryTransient } from '@quill/db';
 import { bumpRunEpoch } from '@quill/db/workers';
 import type { LlmClient } from '@quill/llm';
 import type { RedisClient, RedisKeys } from '@quill/redis';
@@ -54,12 +54,27 @@ export function createRoleTaskHandler(dependencies: RoleWorkerDependencies) {
     // The stop watch opens while the run row is read: both are on the way to the first token.
     // A first delivery has no journal to read; a redelivery continues from the one it finds.
     const redelivered = delivery.deliveryCount > 1;
+    // The delivery is kept from the start, not from the first turn: a set-up that waits for the
+    // database (retrying below) must not outlive TASK_ACK_WAIT_S and be delivered again meanwhile.
+    const heartbeat = setInterval(() => delivery.message.working(), dependencies.settings.heartbeatMs);
+    // Set-up reads retry transient database faults (out of connection slots, a dropped
+    // connection) like fenced writes do: a handler that threw instead was naked and redelivered
+    // within a second, and after the task's few deliveries JetStream dropped it while the router
+    // kept waiting for its result until the wall clock (README "Fault tolerance").
+    const settled = <T>(read: () => Promise<T>) =>
+      retryTransient(read, {
+        maxMs: dependencies.settings.writeRetryMs,
+        onRetry: (error, attempt) => log.warn({ err: error, attempt }, 'step set-up retries the database'),
+      });
     const [runRead, stopRead, journalRead] = await Promise.allSettled([
-      getRun(pool, task.run_id),
+      settled(() => getRun(pool, task.run_id)),
       watchStop(bus, dependencies.redis, dependencies.keys, task.run_id),
-      redelivered ? readStepJournal(pool, task.run_id, task.step) : Promise.resolve(null),
+      redelivered ? settled(() => readStepJournal(pool, task.run_id, task.step)) : Promise.resolve(null),
     ]);
-    if (stopRead.status === 'rejected') throw stopRead.reason;
+    if (stopRead.status === 'rejected') {
+      clearInterval(heartbeat);
+      throw stopRead.reason;
+    }
     const stopWatch = stopRead.value;
     try {
       if (runRead.status === 'rejected') throw runRead.reason;
@@ -73,13 +88,12 @@ export function createRoleTaskHandler(dependencies: RoleWorkerDependencies) {
       }
       // A redelivered task means the previous holder may still be alive: take the write lease so
       // its late writes are fenced out.
-      const epoch = redelivered ? await bumpRunEpoch(pool, task.run_id) : run.epoch;
+      const epoch = redelivered ? await settled(() => bumpRunEpoch(pool, task.run_id)) : run.epoch;
       if (epoch === null) return ack;
       log.info(
         { role: task.role, delivery: delivery.deliveryCount, resumed_turn: journal?.turn },
         'step started',
       );
-      const heartbeat = setInterval(() => delivery.message.working(), dependencies.settings.heartbeatMs);
       const handBack = drainWindow(delivery.shutdown, dependencies.settings.drainMs);
       try {
         // The step had finished: its result only has to reach the router (the publish is deduplicated).
@@ -110,10 +124,10 @@ export function createRoleTaskHandler(dependencies: RoleWorkerDependencies) {
         );
         return ack;
       } finally {
-        clearInterval(heartbeat);
         handBack.close();
       }
     } finally {
+      clearInterval(heartbeat);
       stopWatch.close();
     }
   };

@@ -22,12 +22,18 @@ export function failed(trace: RunTrace): boolean {
   return trace.failure !== undefined;
 }
 
+/**
+ * A run with no frame for this long is stuck (a healthy one streams or ends well within it): the
+ * benchmark says which run, fails it and exits non-zero instead of waiting for the run's wall clock.
+ */
+export const RUN_STALL_MS = 60_000;
+
 /** POST /agent/stream and read the SSE until `done`. */
 export async function streamRun(
   gateway: string,
   author: BenchAuthor,
   message: string,
-  options: { signal?: AbortSignal; onTrace?: (trace: RunTrace) => void } = {},
+  options: { signal?: AbortSignal; onTrace?: (trace: RunTrace) => void; stallMs?: number } = {},
 ): Promise<RunTrace> {
   const trace: RunTrace = {
     status: 0,
@@ -41,14 +47,27 @@ export async function streamRun(
   };
   options.onTrace?.(trace);
   let textLength = 0;
+  const stallMs = options.stallMs ?? RUN_STALL_MS;
+  const stalled = new AbortController();
+  let lastFrame = 'no frame';
+  let stallTimer: NodeJS.Timeout | undefined;
+  const armStall = () => {
+    clearTimeout(stallTimer);
+    if (!Number.isFinite(stallMs)) return;
+    stallTimer = setTimeout(() => stalled.abort(), stallMs);
+  };
+  armStall();
+  const signal = options.signal ? AbortSignal.any([options.signal, stalled.signal]) : stalled.signal;
   try {
     const response = await readSse({
       url: `${gateway}/api/v1/agent/stream`,
       headers: author.auth,
       body: { project_id: author.projectId, message },
-      ...(options.signal ? { signal: options.signal } : {}),
+      signal,
       onEvent(event) {
         const value = JSON.parse(event.data) as SseFrame;
+        armStall();
+        lastFrame = value.type;
         trace.frames++;
         if (value.type === 'text') {
           textLength += value.content.length;
@@ -73,8 +92,15 @@ export async function streamRun(
       trace.failure = `http ${response.status} ${response.body?.slice(0, 200) ?? ''}`;
   } catch (error) {
     trace.failure = options.signal?.aborted ? 'aborted' : `client: ${(error as Error).message}`;
+  } finally {
+    clearTimeout(stallTimer);
   }
   if (options.signal?.aborted && !trace.endedWithDone) trace.failure = 'aborted';
+  else if (stalled.signal.aborted && !trace.endedWithDone) {
+    trace.failure = `stuck: no frame for ${stallMs} ms after ${lastFrame}`;
+    console.error(`run ${trace.runId ?? '(no run id)'} stuck: no frame for ${stallMs} ms after ${lastFrame}`);
+    process.exitCode = 1;
+  }
   if (!trace.failure && !(trace.terminals === 1 && trace.endedWithDone)) {
     trace.failure = `terminals ${trace.terminals}, done ${trace.endedWithDone}`;
   } else if (!trace.failure && trace.terminal !== 'workflow_complete') trace.failure = trace.terminal;
