@@ -7,7 +7,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readZipEntries } from '../../services/gateway/src/skills/zip-reader.ts';
 import { authorApi } from '../support/background-run.ts';
-import { hasChromium, launchChromium } from '../support/browser.ts';
+import { hasChromium, launchChromium, openProject } from '../support/browser.ts';
 import { readStream, startRun } from '../support/sse-client.ts';
 import { type Stack, startStack } from '../support/stack.ts';
 import { buildWebApp } from '../support/web-build.ts';
@@ -100,14 +100,7 @@ describe('artifacts in the web app', () => {
     await page.goto(stack.gateways[0]!);
     await page.getByTestId('api-key').fill(stack.apiKey);
     await page.getByRole('button', { name: '登录' }).click();
-    const byId = page.getByTestId('project-id');
-    const listed = page.locator('.project-list button').first();
-    await byId.or(listed).waitFor();
-    if (await byId.isVisible()) {
-      await byId.fill(stack.projectId);
-      await page.getByRole('button', { name: '打开' }).click();
-    } else await listed.click();
-    await page.getByTestId('composer').waitFor();
+    await openProject(page, stack.projectId);
 
     await chapterEntry().getByTestId('pending-badge').waitFor();
     await chapterEntry().click();

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getJson } from '../support/api.ts';
-import { hasChromium, launchChromium } from '../support/browser.ts';
+import { hasChromium, launchChromium, openProject } from '../support/browser.ts';
 import { readStream, startRun } from '../support/sse-client.ts';
 import { type Stack, startStack } from '../support/stack.ts';
 import { buildWebApp } from '../support/web-build.ts';
@@ -69,15 +69,7 @@ describe('the web app', () => {
     await expect.poll(() => page.getByRole('alert').textContent()).toContain('密钥');
     await page.getByTestId('api-key').fill(stack.apiKey);
     await page.getByRole('button', { name: '登录' }).click();
-    // GET /projects comes with the product API; until then the picker asks for the project id.
-    const byId = page.getByTestId('project-id');
-    const listed = page.locator('.project-list button').first();
-    await byId.or(listed).waitFor();
-    if (await byId.isVisible()) {
-      await byId.fill(stack.projectId);
-      await page.getByRole('button', { name: '打开' }).click();
-    } else await listed.click();
-    await page.getByTestId('composer').waitFor();
+    await openProject(page, stack.projectId);
   });
 
   it('streams the chapter into the editor while a tool card starts and resolves', async () => {

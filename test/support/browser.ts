@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { type AddressInfo, connect, createServer as createTcpServer, type Socket } from 'node:net';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
 import { build } from 'vite';
 
 /** Debian's chromium (DEVELOPERS.md): a tool's own browser download is not available here. */
@@ -115,4 +115,19 @@ export async function startCuttingProxy(
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * After signing in to the web app: opens the project, from the project list or, where the
+ * picker asks for an id, by its id; settles once the composer is there.
+ */
+export async function openProject(page: Page, projectId: string): Promise<void> {
+  const byId = page.getByTestId('project-id');
+  const listed = page.locator('.project-list button').first();
+  await byId.or(listed).waitFor();
+  if (await byId.isVisible()) {
+    await byId.fill(projectId);
+    await page.getByRole('button', { name: '打开' }).click();
+  } else await listed.click();
+  await page.getByTestId('composer').waitFor();
 }

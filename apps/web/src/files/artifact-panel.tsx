@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import type { Api } from '../api/api.ts';
 import type { Artifact, ProjectFile } from '../api/types.ts';
 import { useT } from '../i18n.tsx';
+import { DiffView } from './diff-view.tsx';
 import { diffLines } from './line-diff.ts';
 import { acceptedVersionOf } from './pending.ts';
 
@@ -83,15 +84,7 @@ export function ArtifactPanel({
       {accepted !== undefined && (
         <figure className="diff">
           <figcaption>{t.artifactDiff}</figcaption>
-          <pre data-testid="artifact-diff">
-            {artifactDiff(accepted, file.content ?? '').map((line, index) => (
-              // biome-ignore lint/suspicious/noArrayIndexKey: lines of a fixed comparison, never reordered
-              <div key={index} className={`diff-${line.kind}`}>
-                {{ same: '  ', theirs: '− ', mine: '+ ' }[line.kind]}
-                {line.text}
-              </div>
-            ))}
-          </pre>
+          <DiffView testId="artifact-diff" lines={artifactDiff(accepted, file.content ?? '')} />
         </figure>
       )}
       <div className="findings">

@@ -1,6 +1,7 @@
 import type { ProjectFile } from '../api/types.ts';
 import { format } from '../format.ts';
 import { useT } from '../i18n.tsx';
+import { DiffView } from './diff-view.tsx';
 import { diffLines } from './line-diff.ts';
 
 interface Props {
@@ -33,15 +34,7 @@ export function ConflictView({ theirs, mine, mineVersion, onKeepMine, onTakeThei
       </div>
       <details className="diff">
         <summary>{t.showDiff}</summary>
-        <pre data-testid="conflict-diff">
-          {diffLines(theirs.content ?? '', mine).map((line, index) => (
-            // biome-ignore lint/suspicious/noArrayIndexKey: lines of a fixed comparison, never reordered
-            <div key={index} className={`diff-${line.kind}`}>
-              {{ same: '  ', theirs: '− ', mine: '+ ' }[line.kind]}
-              {line.text}
-            </div>
-          ))}
-        </pre>
+        <DiffView testId="conflict-diff" lines={diffLines(theirs.content ?? '', mine)} />
       </details>
       <div className="row">
         <button type="button" onClick={onKeepMine}>

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import type { Api } from '../api/api.ts';
 import type { FileVersion } from '../api/types.ts';
 import { useT } from '../i18n.tsx';
+import { DiffView } from './diff-view.tsx';
 import { diffLines } from './line-diff.ts';
 
 interface Props {
@@ -75,15 +76,7 @@ export function VersionsPanel({ api, projectId, fileId, currentVersion, currentT
           <figcaption>
             {t.version} {compared.version} · {t.versionDiffHint}
           </figcaption>
-          <pre data-testid="version-diff">
-            {diffLines(compared.content, currentText).map((line, index) => (
-              // biome-ignore lint/suspicious/noArrayIndexKey: lines of a fixed comparison, never reordered
-              <div key={index} className={`diff-${line.kind}`}>
-                {{ same: '  ', theirs: '− ', mine: '+ ' }[line.kind]}
-                {line.text}
-              </div>
-            ))}
-          </pre>
+          <DiffView testId="version-diff" lines={diffLines(compared.content, currentText)} />
         </figure>
       )}
     </details>
