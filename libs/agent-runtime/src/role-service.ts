@@ -1,4 +1,4 @@
-import { consumeDurable, ensureRoleConsumer } from '@quill/bus';
+import { consumeDurable, ensureRoleConsumer, TASK_MAX_DELIVER } from '@quill/bus';
 import { type AgentRole, TaskEnvelope } from '@quill/contracts';
 import { type RoleDefinition, retryTransient, withTransaction } from '@quill/db';
 import { resolveRunDefinition, seedRoleDefinition } from '@quill/db/workers';
@@ -57,13 +57,17 @@ export async function startRoleWorkers(
       heartbeatMs: config.derived.taskHeartbeatMs,
       writeRetryMs: config.DATABASE_WRITE_RETRY_MS,
       drainMs: config.WORKER_DRAIN_MS,
+      maxDeliver: TASK_MAX_DELIVER,
       maxRunModelCalls: config.AGENT_RUN_MAX_MODEL_CALLS,
       modelCallCounterTtlSeconds: config.derived.modelCallCounterTtlS,
       maxRunTokens: config.AGENT_RUN_MAX_TOKENS,
     },
   });
   for (const role of roles) {
-    const consumerName = await ensureRoleConsumer(bus, role, { ackWaitSeconds: config.TASK_ACK_WAIT_S });
+    const consumerName = await ensureRoleConsumer(bus, role, {
+      ackWaitSeconds: config.TASK_ACK_WAIT_S,
+      maxDeliver: TASK_MAX_DELIVER,
+    });
     const consumer = await consumeDurable(bus, {
       stream: bus.names.streams.tasks,
       consumer: consumerName,

@@ -8,6 +8,7 @@ import { watchStop } from '@quill/run-control';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { EmitterSettings } from './frame-emitter.ts';
+import { reportLastDeliveryFailed } from './last-delivery.ts';
 import type { AppliedDefinition } from './role-definition.ts';
 import { readStepJournal } from './step-journal.ts';
 import { runStepTurns, type StepRun } from './step-runner.ts';
@@ -39,6 +40,8 @@ export interface RoleWorkerDependencies {
     writeRetryMs: number;
     /** WORKER_DRAIN_MS: on shutdown, how long a step may finish before it is handed back. */
     drainMs: number;
+    /** The task consumer's max_deliver: a failure on that delivery is reported, not retried. */
+    maxDeliver: number;
   };
 }
 
@@ -50,6 +53,18 @@ export function createRoleTaskHandler(dependencies: RoleWorkerDependencies) {
   const { bus, pool, logger } = dependencies;
 
   return async function handleTask(task: TaskEnvelope, delivery: DeliveryContext): Promise<Disposition> {
+    try {
+      return await handleDelivery(task, delivery);
+    } catch (error) {
+      // Earlier deliveries are naked and retried; after the last one JetStream drops the task
+      // silently, so the step is reported failed first (README "Fault tolerance").
+      if (delivery.deliveryCount < dependencies.settings.maxDeliver) throw error;
+      await reportLastDeliveryFailed(dependencies, task, delivery, error);
+      return ack;
+    }
+  };
+
+  async function handleDelivery(task: TaskEnvelope, delivery: DeliveryContext): Promise<Disposition> {
     const log = logger.child({ run_id: task.run_id, session_id: task.session_id, step: task.step });
     // The stop watch opens while the run row is read: both are on the way to the first token.
     // A first delivery has no journal to read; a redelivery continues from the one it finds.
@@ -130,7 +145,7 @@ export function createRoleTaskHandler(dependencies: RoleWorkerDependencies) {
       clearInterval(heartbeat);
       stopWatch.close();
     }
-  };
+  }
 
   async function runStep(run: StepRun): Promise<StepResult | 'handed_back' | undefined> {
     const stoppedBefore = run.stopWatch.reason();

@@ -19,4 +19,10 @@ export { lastSequence, lastStored, nextStored, readOrderedRaw } from './raw-read
 export { BusRequestError, type Responder, requestReply, serveRequests } from './request.ts';
 export { publishFrame } from './run-events.ts';
 export { runTraceContext } from './run-trace.ts';
-export { ensureRoleConsumer, ensureStreams, ensureUsageConsumer, type StreamSettings } from './streams.ts';
+export {
+  ensureRoleConsumer,
+  ensureStreams,
+  ensureUsageConsumer,
+  type StreamSettings,
+  TASK_MAX_DELIVER,
+} from './streams.ts';

@@ -59,6 +59,13 @@ export async function ensureStreams(bus: Bus, settings: StreamSettings): Promise
   });
 }
 
+/**
+ * Deliveries of a role task before JetStream drops it. The worker reads the same number to know a
+ * delivery is the last one and report the step failed rather than let it vanish (README "Fault
+ * tolerance").
+ */
+export const TASK_MAX_DELIVER = 3;
+
 /** One durable per role on TASKS, filtered to `task.<role>.>` (nats-server 2.9: one filter). */
 export async function ensureRoleConsumer(
   bus: Bus,
@@ -70,7 +77,7 @@ export async function ensureRoleConsumer(
     durable_name: name,
     ack_policy: AckPolicy.Explicit,
     ack_wait: seconds(settings.ackWaitSeconds),
-    max_deliver: settings.maxDeliver ?? 3,
+    max_deliver: settings.maxDeliver ?? TASK_MAX_DELIVER,
     max_ack_pending: 20_000,
     deliver_policy: DeliverPolicy.All,
     filter_subject: bus.names.taskAll(role),
