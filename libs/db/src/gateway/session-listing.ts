@@ -4,7 +4,7 @@ import { isUuid } from '../ids.ts';
 import type { Queryable } from '../pool.ts';
 import type { Run } from '../router/runs.ts';
 import type { TimeCursor } from './project-admin.ts';
-import { SESSION_COLUMNS, SESSION_FROM, type Session } from './sessions.ts';
+import { SESSION_COLUMNS, SESSION_FROM, type Session, type SessionRow, toSession } from './sessions.ts';
 
 /**
  * Reads for the author's history views (README "HTTP API"): the caller's sessions of a project,
@@ -17,23 +17,14 @@ export async function listSessionsPage(
   options: { limit: number; after?: TimeCursor },
 ): Promise<Session[]> {
   if (!isUuid(projectId) || !isUuid(userId)) return [];
-  const { rows } = await db.query(
+  const { rows } = await db.query<SessionRow>(
     `SELECT ${SESSION_COLUMNS} FROM ${SESSION_FROM}
      WHERE s.project_id = $1 AND s.user_id = $2 AND s.deleted_at IS NULL
        AND ($3::timestamptz IS NULL OR (s.updated_at, s.session_id) < ($3::timestamptz, $4::uuid))
      ORDER BY s.updated_at DESC, s.session_id DESC LIMIT $5`,
     [projectId, userId, options.after?.at ?? null, options.after?.id ?? null, options.limit],
   );
-  return rows.map((row) => ({
-    sessionId: row.session_id,
-    projectId: row.project_id,
-    userId: row.user_id,
-    title: row.title,
-    phase: row.phase,
-    clarificationPending: row.clarification_pending,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  }));
+  return rows.map(toSession);
 }
 
 export async function renameSession(db: Queryable, sessionId: string, title: string): Promise<boolean> {

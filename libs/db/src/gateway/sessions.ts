@@ -19,7 +19,7 @@ export interface Session {
   updatedAt: string;
 }
 
-interface SessionRow {
+export interface SessionRow {
   session_id: string;
   project_id: string;
   user_id: string;
@@ -35,7 +35,7 @@ export const SESSION_COLUMNS = `s.session_id, s.project_id, s.user_id, s.title,
   s.created_at, s.updated_at`;
 export const SESSION_FROM = 'sessions s LEFT JOIN session_phases p ON p.session_id = s.session_id';
 
-function toSession(row: SessionRow): Session {
+export function toSession(row: SessionRow): Session {
   return {
     sessionId: row.session_id,
     projectId: row.project_id,
