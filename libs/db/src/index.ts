@@ -1,5 +1,6 @@
 // Pool, migrations, ids and every read: any package may import this entry. It exports no function
 // that writes (test/architecture/table-owners.test.ts); those are in @quill/db/<owner>.
+export { withAdvisoryLockPass } from './advisory-lock.ts';
 export { getCredits, getQuotaAccount } from './billing/quota.ts';
 export { tokensUsedToday, usageTodayByModel } from './billing/usage.ts';
 export { listContextTraces } from './context/context-traces.ts';

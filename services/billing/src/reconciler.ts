@@ -1,5 +1,5 @@
 import type { BillingSettleReply, BillingSettleRequest } from '@quill/contracts';
-import { listUnsettledEndedRuns } from '@quill/db';
+import { listUnsettledEndedRuns, withAdvisoryLockPass } from '@quill/db';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { outcomeOfRow } from './run-outcome.ts';
@@ -40,27 +40,10 @@ export function createReconciler(
 
   async function runOnce(): Promise<ReconcileReport> {
     const report: ReconcileReport = { ran: false, settled: 0, failed: 0 };
-    const client = await pool.connect();
-    let broken: Error | undefined;
-    try {
-      const locked = await client.query<{ locked: boolean }>(
-        'SELECT pg_try_advisory_lock(hashtext($1)) AS locked',
-        [RECONCILE_LOCK_KEY],
-      );
-      if (!locked.rows[0]?.locked) return report;
-      report.ran = true;
-      try {
-        await settleUnsettled(report);
-      } finally {
-        await client.query('SELECT pg_advisory_unlock(hashtext($1))', [RECONCILE_LOCK_KEY]).catch((error) => {
-          // A connection that could not unlock still holds the lock: it must not go back to the pool.
-          broken = error instanceof Error ? error : new Error(String(error));
-        });
-      }
-      return report;
-    } finally {
-      client.release(broken);
-    }
+    report.ran = await withAdvisoryLockPass(pool, RECONCILE_LOCK_KEY, async () => {
+      await settleUnsettled(report);
+    });
+    return report;
   }
 
   async function settleUnsettled(report: ReconcileReport): Promise<void> {

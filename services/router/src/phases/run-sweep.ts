@@ -1,6 +1,6 @@
 import { type Bus, publishFrame, readStored } from '@quill/bus';
 import { EventEnvelope, errorFrame, frame, isTerminalFrame, msgIds, type SseFrame } from '@quill/contracts';
-import { listRunningRunsOlderThan, listUnarchivedEndedRuns } from '@quill/db';
+import { listRunningRunsOlderThan, listUnarchivedEndedRuns, withAdvisoryLockPass } from '@quill/db';
 import { copySettledDecisions } from '@quill/db/router';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
@@ -47,29 +47,12 @@ export function createRunSweep(
 
   async function runOnce(): Promise<SweepReport> {
     const report: SweepReport = { ran: false, finished: 0, ended: 0, decisions: 0, archived: 0, failed: 0 };
-    const client = await pool.connect();
-    let broken: Error | undefined;
-    try {
-      const locked = await client.query<{ locked: boolean }>(
-        'SELECT pg_try_advisory_lock(hashtext($1)) AS locked',
-        [SWEEP_LOCK_KEY],
-      );
-      if (!locked.rows[0]?.locked) return report;
-      report.ran = true;
-      try {
-        await finishEndedStreams(report);
-        report.decisions = await copySettledDecisions(pool, settings.batch);
-        await archiveEnded(report);
-      } finally {
-        await client.query('SELECT pg_advisory_unlock(hashtext($1))', [SWEEP_LOCK_KEY]).catch((error) => {
-          // A connection that could not unlock still holds the lock: it must not go back to the pool.
-          broken = error instanceof Error ? error : new Error(String(error));
-        });
-      }
-      return report;
-    } finally {
-      client.release(broken);
-    }
+    report.ran = await withAdvisoryLockPass(pool, SWEEP_LOCK_KEY, async () => {
+      await finishEndedStreams(report);
+      report.decisions = await copySettledDecisions(pool, settings.batch);
+      await archiveEnded(report);
+    });
+    return report;
   }
 
   async function finishEndedStreams(report: SweepReport): Promise<void> {
