@@ -1,6 +1,3 @@
-import { OTLPTraceExporter as GrpcTraceExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
-import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { OTLPTraceExporter as ProtoTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import type { SpanExporter } from '@opentelemetry/sdk-trace';
 
 export type OtlpProtocol = 'http/protobuf' | 'http/json' | 'grpc';
@@ -8,11 +5,20 @@ export type OtlpProtocol = 'http/protobuf' | 'http/json' | 'grpc';
 /**
  * The trace exporter for `OTEL_EXPORTER_OTLP_PROTOCOL` (the spec's values and default). HTTP
  * appends `/v1/traces` to the base endpoint as the spec says; gRPC takes the endpoint as is.
+ * Only the protocol's own package is imported: the gRPC one alone is ~30 MB resident.
  */
-export function traceExporterFor(protocol: OtlpProtocol, endpoint: string): SpanExporter {
-  if (protocol === 'grpc') return new GrpcTraceExporter({ url: endpoint });
+export async function traceExporterFor(protocol: OtlpProtocol, endpoint: string): Promise<SpanExporter> {
+  if (protocol === 'grpc') {
+    const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-grpc');
+    return new OTLPTraceExporter({ url: endpoint });
+  }
   const url = new URL('v1/traces', endpoint.endsWith('/') ? endpoint : `${endpoint}/`).toString();
-  return protocol === 'http/json' ? new JsonTraceExporter({ url }) : new ProtoTraceExporter({ url });
+  if (protocol === 'http/json') {
+    const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
+    return new OTLPTraceExporter({ url });
+  }
+  const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-proto');
+  return new OTLPTraceExporter({ url });
 }
 
 /**

@@ -16,8 +16,8 @@ import { natsSpanAttributes } from '../src/spans.ts';
 const exporter = new InMemorySpanExporter();
 let telemetry: TelemetryHandle;
 
-beforeAll(() => {
-  telemetry = startTelemetry({ serviceName: 'telemetry-test', instanceId: 'test-1', exporter });
+beforeAll(async () => {
+  telemetry = await startTelemetry({ serviceName: 'telemetry-test', instanceId: 'test-1', exporter });
 });
 afterAll(async () => {
   await telemetry.shutdown();
