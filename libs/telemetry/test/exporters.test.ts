@@ -1,7 +1,7 @@
 import { SpanStatusCode } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { describe, expect, it } from 'vitest';
-import { parseResourceAttributes } from '../src/exporters.ts';
+import { parseResourceAttributes, traceExporterFor } from '../src/exporters.ts';
 import { ErrorStatusFilter } from '../src/span-filters.ts';
 
 function spanOf(scope: string, status: { code: SpanStatusCode; message?: string }): ReadableSpan {
@@ -53,5 +53,24 @@ describe('parseResourceAttributes (OTEL_RESOURCE_ATTRIBUTES)', () => {
       team: 'ai ops',
     });
     expect(parseResourceAttributes('')).toEqual({});
+  });
+});
+
+describe('traceExporterFor (OTEL_EXPORTER_OTLP_PROTOCOL)', () => {
+  it("builds each protocol's exporter from that protocol's package", async () => {
+    const grpc = await import('@opentelemetry/exporter-trace-otlp-grpc');
+    const json = await import('@opentelemetry/exporter-trace-otlp-http');
+    const proto = await import('@opentelemetry/exporter-trace-otlp-proto');
+    const endpoint = 'http://127.0.0.1:4318';
+    const made = await Promise.all([
+      traceExporterFor('grpc', endpoint),
+      traceExporterFor('http/json', endpoint),
+      traceExporterFor('http/protobuf', endpoint),
+    ]);
+    expect(made[0]).toBeInstanceOf(grpc.OTLPTraceExporter);
+    expect(made[1]).toBeInstanceOf(json.OTLPTraceExporter);
+    expect(made[2]).toBeInstanceOf(proto.OTLPTraceExporter);
+    expect(made[1]).not.toBeInstanceOf(proto.OTLPTraceExporter);
+    await Promise.all(made.map((exporter) => exporter.shutdown()));
   });
 });
