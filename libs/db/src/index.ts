@@ -6,6 +6,11 @@ export { tokensUsedToday, usageTodayByModel } from './billing/usage.ts';
 export { listContextTraces } from './context/context-traces.ts';
 export { getRunTurnContext } from './context/run-turn-contexts.ts';
 export {
+  HISTORY_ARCHIVE_FILE_TYPE,
+  historyArchiveTitle,
+  historyArchiveTitleOf,
+} from './history-archive.ts';
+export {
   getLatestCompaction,
   type HistoryCompaction,
   type HistoryMessage,

@@ -17,7 +17,7 @@ import {
   runAwaitsAcceptance,
   withTransaction,
 } from '../src/index.ts';
-import { attachReviewFindings } from '../src/router/index.ts';
+import { attachReviewFindings } from '../src/workers/index.ts';
 import { createTestDatabase, type TestDatabase } from '../src/testing.ts';
 import { saveAiBody, saveFileContent } from '../src/workers/index.ts';
 

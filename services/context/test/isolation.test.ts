@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentRole } from '@quill/contracts';
 import type { ProjectFile } from '@quill/db';
-import { createFile, saveFileContent } from '@quill/db/context';
+import { createFile, saveFileContent } from '@quill/db/workers';
 import { appendMessage, createProject } from '@quill/db/gateway';
 import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
 import { createToolRunState, executeTool, type ToolResult } from '@quill/tools';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ChatMessage } from '@quill/contracts';
 import type { ProjectFile } from '@quill/db';
-import { createFile } from '@quill/db/context';
+import { createFile } from '@quill/db/workers';
 import { appendMessage, createProject, saveSkillPackage } from '@quill/db/gateway';
 import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

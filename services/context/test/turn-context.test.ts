@@ -1,6 +1,6 @@
 import type { ChatMessage } from '@quill/contracts';
 import type { ProjectFile } from '@quill/db';
-import { createFile, saveFileContent } from '@quill/db/context';
+import { createFile, saveFileContent } from '@quill/db/workers';
 import { createProject } from '@quill/db/gateway';
 import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -7,7 +7,7 @@ import {
   replyLanguage,
   type UiLanguage,
 } from '@quill/contracts';
-import { attachReviewFindings, deleteEmptyFiles, mergeMessageRouting } from '@quill/db/router';
+import { deleteEmptyFiles, mergeMessageRouting } from '@quill/db/router';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import {
@@ -119,16 +119,6 @@ export function createWorkflowRuntime(dependencies: WorkflowRuntimeDependencies)
     outcome: FinishOutcome,
     logger: Logger,
   ): Promise<FinishExtras> {
-    // A reviewer's findings belong to the artifact versions it judged (docs/kernel.md).
-    for (const result of state.results.values()) {
-      if (result.role !== 'quality_reviewer' || result.outcome !== 'completed') continue;
-      await attachReviewFindings(pool, {
-        runId: start.run_id,
-        step: result.step,
-        role: result.role,
-        text: result.final_text,
-      });
-    }
     if (!workflow) return {};
     const closing = closingFor(state, workflow, maxIterations);
     await releaseHeld(start.run_id, closing.release);
