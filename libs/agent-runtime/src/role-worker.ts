@@ -9,8 +9,8 @@ import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { EmitterSettings } from './frame-emitter.ts';
 import { reportLastDeliveryFailed } from './last-delivery.ts';
-import type { AppliedDefinition } from './role-definition.ts';
 import { attachOwnFindings } from './review-findings.ts';
+import type { AppliedDefinition } from './role-definition.ts';
 import { readStepJournal } from './step-journal.ts';
 import { runStepTurns, type StepRun } from './step-runner.ts';
 import { markStepSpan } from './step-span.ts';
@@ -131,7 +131,12 @@ export function createRoleTaskHandler(dependencies: RoleWorkerDependencies) {
         }
         if (!result) return ack;
         try {
-          await attachOwnFindings(pool, { runId: task.run_id, epoch, retryMs: dependencies.settings.writeRetryMs }, task, result);
+          await attachOwnFindings(
+            pool,
+            { runId: task.run_id, epoch, retryMs: dependencies.settings.writeRetryMs },
+            task,
+            result,
+          );
         } catch (error) {
           // The run moved on (a takeover holds it, or it ended): its holder reports the step.
           if (!(error instanceof RunFencedError)) throw error;

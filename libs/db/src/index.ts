@@ -6,11 +6,6 @@ export { tokensUsedToday, usageTodayByModel } from './billing/usage.ts';
 export { listContextTraces } from './context/context-traces.ts';
 export { getRunTurnContext } from './context/run-turn-contexts.ts';
 export {
-  HISTORY_ARCHIVE_FILE_TYPE,
-  historyArchiveTitle,
-  historyArchiveTitleOf,
-} from './history-archive.ts';
-export {
   getLatestCompaction,
   type HistoryCompaction,
   type HistoryMessage,
@@ -87,6 +82,11 @@ export {
   type User,
   type UserRole,
 } from './gateway/users.ts';
+export {
+  HISTORY_ARCHIVE_FILE_TYPE,
+  historyArchiveTitle,
+  historyArchiveTitleOf,
+} from './history-archive.ts';
 export { isUuid } from './ids.ts';
 export { adminUrl, ensureDatabase, migrate, readMigrations } from './migrate.ts';
 export { createPool, PG_ERROR, pgErrorCode, type Queryable, withTransaction } from './pool.ts';

@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import {
   HISTORY_ARCHIVE_FILE_TYPE,
   HISTORY_ARCHIVE_FOLDER,
@@ -9,7 +10,6 @@ import { isUuid } from '../ids.ts';
 import type { Queryable } from '../pool.ts';
 import { withTransaction } from '../pool.ts';
 import { createFile, saveFileContent } from '../shared-tables/files.ts';
-import type pg from 'pg';
 
 interface PendingSection {
   id: string;

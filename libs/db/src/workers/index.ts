@@ -7,9 +7,9 @@ export { resolveRunDefinition, seedRoleDefinition } from '../shared-tables/defin
 export { setFileTitle, softDeleteFiles } from '../shared-tables/file-edits.ts';
 export { createFile, saveFileContent } from '../shared-tables/files.ts';
 export { updateProjectWorkspace } from '../shared-tables/project-workspace.ts';
-export { deleteEmptyFiles } from '../shared-tables/routing.ts';
 export { commitProjectNotes, commitState } from '../shared-tables/state-commits.ts';
 export { saveAiBody } from './ai-writes.ts';
+export { deleteEmptyFiles } from './blank-files.ts';
 export { writeHistoryArchive } from './history-archive.ts';
 export { bumpRunEpoch } from './run-fence.ts';
 export { saveStepJournal } from './step-journals.ts';
