@@ -176,6 +176,23 @@ describe('checkImport', () => {
     expect(rulesBroken(gateway, 'services/gateway/test/app.test.ts', '@quill/db/router')).toEqual([]);
   });
 
+  it("lets an owner's libs/db entry re-export only the shared-tables modules its owner is a writer of", () => {
+    const entry = (owner: string, module: string) =>
+      rulesBroken(db, `libs/db/src/${owner}/index.ts`, `../shared-tables/${module}`);
+    expect(entry('workers', 'files.ts')).toEqual([]);
+    expect(entry('gateway', 'files.ts')).toEqual([]);
+    expect(entry('router', 'messages.ts')).toEqual([]);
+    // The context service and the router no longer write the AI's files or the artifacts.
+    expect(entry('context', 'files.ts')).toEqual(['foreign-db-writes']);
+    expect(entry('router', 'files.ts')).toEqual(['foreign-db-writes']);
+    expect(entry('router', 'artifacts.ts')).toEqual(['foreign-db-writes']);
+    expect(entry('workers', 'new-table.ts')).toEqual(['foreign-db-writes']);
+    // A module of an owner may use a shared module's constants (the names are the table-owners test's).
+    expect(rulesBroken(db, 'libs/db/src/router/phase-writes.ts', '../shared-tables/artifacts.ts')).toEqual(
+      [],
+    );
+  });
+
   it('keeps libs/contracts a leaf: zod and node built-ins only', () => {
     expect(rulesBroken(contracts, 'libs/contracts/src/frames.ts', 'zod')).toEqual([]);
     expect(rulesBroken(contracts, 'libs/contracts/src/frames.ts', 'node:crypto')).toEqual([]);

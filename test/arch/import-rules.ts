@@ -111,6 +111,23 @@ const DB_OWNER_OF_PACKAGE: Record<string, string> = {
   '@quill/context': 'context',
   '@quill/billing': 'billing',
 };
+/**
+ * The owners whose entry may re-export the writers of each `libs/db/src/shared-tables/` module:
+ * the two writers of each of the tables docs/decisions/0022-two-writer-tables-and-their-guards.md
+ * keeps shared (`definitions.ts` holds one-owner tables of both). A third writer, or a new module
+ * there, fails until that record (and this list) say why.
+ */
+export const SHARED_TABLE_WRITERS: Readonly<Record<string, readonly string[]>> = {
+  'artifacts.ts': ['gateway', 'workers'],
+  'definitions.ts': ['gateway', 'workers'],
+  'file-edits.ts': ['gateway', 'workers'],
+  'files.ts': ['gateway', 'workers'],
+  'project-workspace.ts': ['gateway', 'workers'],
+  'state-commits.ts': ['gateway', 'workers'],
+  'messages.ts': ['gateway', 'router'],
+  'routing.ts': ['router'],
+};
+
 /** libs/db's write entries (`@quill/db/<owner>`); `@quill/db` itself is pool, migrations and reads. */
 export const DB_WRITE_ENTRIES = new Set(['gateway', 'router', 'workers', 'context', 'billing', 'seed']);
 
@@ -131,6 +148,15 @@ export function checkImport(
     const isTesting = (path: string) => /(^|\/)testing\.ts$/.test(path);
     if (inSrc && isTesting(target.path) && !isTesting(edge.file)) {
       flag('testing-entry-from-src', `shipped code imports its own test-only ${target.path}`);
+    }
+    const entryOwner = /^libs\/db\/src\/([a-z]+)\/index\.ts$/.exec(edge.file)?.[1];
+    const sharedModule = /^libs\/db\/src\/shared-tables\/([a-z-]+\.ts)$/.exec(target.path)?.[1];
+    if (entryOwner && sharedModule && !SHARED_TABLE_WRITERS[sharedModule]?.includes(entryOwner)) {
+      // A new writer of a two-writer table (docs/decisions/0022) is a design change, not an import.
+      flag(
+        'foreign-db-writes',
+        `@quill/db/${entryOwner} re-exports shared-tables/${sharedModule}, whose tables only ${(SHARED_TABLE_WRITERS[sharedModule] ?? ['(nobody listed)']).join(' and ')} write`,
+      );
     }
     return found;
   }

@@ -64,6 +64,21 @@ const shared = new Map<string, Set<string>>(
   ]),
 );
 
+/**
+ * The tables two owners write, and which two (docs/decisions/0022-two-writer-tables-and-their-guards.md):
+ * the author's edge (gateway) and the agent's write path (workers) for the project's text and
+ * state, the gateway and the router for the chat. A third writer of these, or a new shared
+ * table, fails here even once the docs name it: it needs a decision record first.
+ */
+const TWO_WRITER_TABLES: Record<string, string[]> = {
+  files: ['gateway', 'workers'],
+  file_versions: ['gateway', 'workers'],
+  projects: ['gateway', 'workers'],
+  artifacts: ['gateway', 'workers'],
+  state_commits: ['gateway', 'workers'],
+  messages: ['gateway', 'router'],
+};
+
 describe('one owner per table', () => {
   it('reads a row for every service from docs/architecture.md', () => {
     expect([...documented.keys()].sort()).toEqual([...SERVICES].sort());
@@ -92,6 +107,20 @@ describe('one owner per table', () => {
     );
   });
 
+  it('the tables the code of more than one owner writes are exactly the two-writer tables, each with its two', () => {
+    const owners = new Map<string, Set<string>>();
+    for (const service of SERVICES)
+      for (const site of writes.get(service)!)
+        owners.set(site.table, new Set([...(owners.get(site.table) ?? []), ownerOf(service)]));
+    const several = [...owners].filter(([, who]) => who.size > 1);
+    expect(Object.fromEntries(several.map(([table, who]) => [table, [...who].sort()]))).toEqual(
+      TWO_WRITER_TABLES,
+    );
+    expect(Object.fromEntries([...shared].map(([table, who]) => [table, [...who].sort()]))).toEqual(
+      TWO_WRITER_TABLES,
+    );
+  });
+
   it('runs, session phases and credits have one owner each', () => {
     const ownersOf = (table: string) =>
       new Set(
@@ -103,6 +132,7 @@ describe('one owner per table', () => {
     expect([...ownersOf('quota_accounts')]).toEqual(['billing']);
     expect([...ownersOf('credit_grants')]).toEqual(['billing']);
     expect([...ownersOf('run_fences')]).toEqual(['workers']);
+    expect([...ownersOf('history_compactions')]).toEqual(['context']);
   });
 });
 

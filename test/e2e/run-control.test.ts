@@ -83,10 +83,14 @@ describe('stop', () => {
     expect((await postJson(gatewayB, '/agent/stop', stack.apiKey, { run_id: runId })).status).toBe(202);
     const result = await reading;
     expect(frameTypes(result)).toContain('quota_refunded');
-    const placeholder = await stack.pool.query('SELECT deleted, content FROM files WHERE title = $1', [
-      '空白占位章',
-    ]);
-    expect(placeholder.rows).toEqual([{ deleted: true, content: '' }]);
+    // A writer removes it from the task the router left on its queue once the run ended.
+    const placeholder = await eventually(async () => {
+      const { rows } = await stack.pool.query('SELECT deleted, content FROM files WHERE title = $1', [
+        '空白占位章',
+      ]);
+      return rows[0]?.deleted ? rows : undefined;
+    });
+    expect(placeholder).toEqual([{ deleted: true, content: '' }]);
   });
 
   it('answers 404 for a run that is not the caller’s and 400 without a run or session id', async () => {

@@ -1,5 +1,5 @@
 import type { Bus } from '@quill/bus';
-import { listFiles } from '@quill/db';
+import { listArtifacts, listFiles } from '@quill/db';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { countWords } from '../../services/router/src/workflow/review-evidence.ts';
 import { type Stack, startStack } from '../support/stack.ts';
@@ -86,6 +86,14 @@ describe('auto review gate (quality mode)', () => {
     expect(review).toContain('[作者的篇幅要求]\n作者原话：「800字」；达标区间 680–920 字');
     expect(review).toContain(`(id=${chapter.id}, updated_at=${chapter.updatedAt}) 以下是全文，不用再读取。`);
     expect(review).toContain('[内容创作者要问作者的问题]\n- 主角要不要改名？\n\n作者只会读到你这一份总结');
+
+    // The reviewer's worker attached its findings to the artifact it judged, in its own step.
+    const artifacts = await listArtifacts(stack.pool, { runId: turn.runId });
+    expect(artifacts.map((artifact) => artifact.textFileId)).toEqual([chapter.id]);
+    expect(artifacts[0]!.findings).toEqual([
+      expect.objectContaining({ run_id: turn.runId, step: steps[1]!.step, role: 'quality_reviewer' }),
+    ]);
+    expect(artifacts[0]!.findings[0]!.text).toBe(steps[1]!.final_text);
 
     const reply = await assistantReply(stack, turn.runId);
     expect(reply).toContain('我先建草稿。');

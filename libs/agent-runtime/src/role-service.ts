@@ -1,11 +1,12 @@
 import { consumeDurable, ensureRoleConsumer, TASK_MAX_DELIVER } from '@quill/bus';
-import { type AgentRole, TaskEnvelope } from '@quill/contracts';
+import { type AgentRole, RoleTaskMessage, type TaskEnvelope } from '@quill/contracts';
 import { type RoleDefinition, retryTransient, withTransaction } from '@quill/db';
 import { resolveRunDefinition, seedRoleDefinition } from '@quill/db/workers';
 import { createFailoverClientFromSettings } from '@quill/llm';
 import type { ServiceRuntime } from '@quill/service-kit';
 import { toolNamesForRole } from '@quill/tools';
 import type { Pool } from 'pg';
+import { createBlankFilesHandler } from './blank-files.ts';
 import { createFlushWindow } from './flush-window.ts';
 import { composeDirective } from './protocol.ts';
 import { type AppliedDefinition, applyDefinition, buildRoleDefinition } from './role-definition.ts';
@@ -63,6 +64,13 @@ export async function startRoleWorkers(
       maxRunTokens: config.AGENT_RUN_MAX_TOKENS,
     },
   });
+  // The writer's queue also carries the blank files of ended runs (round-outcome in the router).
+  const handleBlankFiles = createBlankFilesHandler({
+    pool: runtime.pool,
+    logger,
+    writeRetryMs: config.DATABASE_WRITE_RETRY_MS,
+    maxDeliver: TASK_MAX_DELIVER,
+  });
   for (const role of roles) {
     const consumerName = await ensureRoleConsumer(bus, role, {
       ackWaitSeconds: config.TASK_ACK_WAIT_S,
@@ -71,11 +79,12 @@ export async function startRoleWorkers(
     const consumer = await consumeDurable(bus, {
       stream: bus.names.streams.tasks,
       consumer: consumerName,
-      schema: TaskEnvelope,
+      schema: RoleTaskMessage,
       concurrency: config.WORKER_CONCURRENCY,
       logger: logger.child({ role }),
       spanName: `${role} step`,
-      handle: handleTask,
+      handle: (message, delivery) =>
+        'kind' in message ? handleBlankFiles(message, delivery) : handleTask(message, delivery),
     });
     runtime.onShutdown(() => consumer.stop());
   }

@@ -1,6 +1,6 @@
 import { ack, type Bus, type DeliveryContext, type Disposition, nak, publishEnvelope } from '@quill/bus';
 import { msgIds, StepRecordEnvelope, type StepResult, type TaskEnvelope } from '@quill/contracts';
-import { getRun, retryTransient } from '@quill/db';
+import { getRun, RunFencedError, retryTransient } from '@quill/db';
 import { bumpRunEpoch } from '@quill/db/workers';
 import type { LlmClient } from '@quill/llm';
 import type { RedisClient, RedisKeys } from '@quill/redis';
@@ -9,6 +9,7 @@ import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { EmitterSettings } from './frame-emitter.ts';
 import { reportLastDeliveryFailed } from './last-delivery.ts';
+import { attachOwnFindings } from './review-findings.ts';
 import type { AppliedDefinition } from './role-definition.ts';
 import { readStepJournal } from './step-journal.ts';
 import { runStepTurns, type StepRun } from './step-runner.ts';
@@ -129,6 +130,19 @@ export function createRoleTaskHandler(dependencies: RoleWorkerDependencies) {
           return nak(0);
         }
         if (!result) return ack;
+        try {
+          await attachOwnFindings(
+            pool,
+            { runId: task.run_id, epoch, retryMs: dependencies.settings.writeRetryMs },
+            task,
+            result,
+          );
+        } catch (error) {
+          // The run moved on (a takeover holds it, or it ended): its holder reports the step.
+          if (!(error instanceof RunFencedError)) throw error;
+          log.info({ err: error }, 'review findings fenced out; result left to the run holder');
+          return ack;
+        }
         markStepSpan(result);
         await publishEnvelope(
           bus,

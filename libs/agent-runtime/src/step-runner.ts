@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { withAuthorTextShaping } from './author-text-shaper.ts';
 import { withChatHold } from './chat-hold.ts';
 import { createStepEmitter } from './frame-emitter.ts';
+import { createHistoryArchiveWrite } from './history-archive.ts';
 import { runModelTurn, saveOpenCapture } from './model-turn.ts';
 import type { RoleWorkerDependencies } from './role-worker.ts';
 import { createModelCallBudget, createTokenBudget } from './run-budget.ts';
@@ -118,11 +119,12 @@ export async function runStepTurns(
   });
   const usage = createUsageReporter(dependencies.bus, task, attempt, log);
   const turnDependencies = { emitter, state: tools, runId, saveFileBody: store.saveFileBody };
+  const archive = createHistoryArchiveWrite(pool, task, log);
 
   const ports: StepPorts = {
     model: {
-      call: (request) =>
-        runModelTurn(
+      call(request) {
+        const turn = runModelTurn(
           {
             llm: dependencies.llm,
             emitter,
@@ -146,7 +148,10 @@ export async function runStepTurns(
             ...(request.resume ? { resume: request.resume } : {}),
             keepOpenOnLength: request.keepOpenOnLength,
           },
-        ),
+        );
+        archive.start();
+        return turn;
+      },
     },
     store: {
       checkpoint: (state) => store.checkpoint(state),
@@ -187,6 +192,7 @@ export async function runStepTurns(
       }),
       promoteReads: () => promoteReads(tools),
       async execute(call, turn) {
+        await archive.settled();
         const outcome = await executor.execute(call, turn);
         return { outcome, writesFiles: TOOL_SPECS[call.function.name]?.writesFiles === true };
       },
@@ -211,6 +217,7 @@ export async function runStepTurns(
       },
     );
   } finally {
+    await archive.settled();
     stopWatch.signal.removeEventListener('abort', abortModel);
     handBack?.removeEventListener('abort', abortModel);
   }

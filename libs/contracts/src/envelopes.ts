@@ -54,6 +54,27 @@ export const TaskEnvelope = z.object({
 });
 export type TaskEnvelope = z.infer<typeof TaskEnvelope>;
 
+/**
+ * After a run ended, the files its round created and never wrote that must not stay (a refunded
+ * round that was stopped or failed, a read-only request): a writer removes each one still empty
+ * at version 0 (docs/decisions/0022-two-writer-tables-and-their-guards.md). Published by the
+ * router on `task.writer.<id>.blank_files`; durable on TASKS, so it is done when no worker
+ * holds the run any more, or none is up yet.
+ */
+export const BlankFilesTask = z.object({
+  v: v1,
+  kind: z.literal('blank_files'),
+  run_id: id,
+  project_id: id,
+  file_ids: z.array(id).min(1),
+  reason: z.enum(['refunded_round', 'read_only']),
+});
+export type BlankFilesTask = z.infer<typeof BlankFilesTask>;
+
+/** What a role's task consumer receives: a step, or (writers) the blank files of an ended run. */
+export const RoleTaskMessage = z.union([TaskEnvelope, BlankFilesTask]);
+export type RoleTaskMessage = z.infer<typeof RoleTaskMessage>;
+
 export const FileWrite = z.object({
   file_id: id,
   title: z.string(),

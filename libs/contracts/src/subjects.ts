@@ -11,6 +11,11 @@ export interface BusNames {
   task(role: string, runId: string): string;
   taskAll(role: string): string;
   readonly taskEverything: string;
+  /**
+   * The blank files a run's round left, for a writer to remove once the run ended
+   * (`BlankFilesTask`); under `task.writer.>`, so it rides the writer's queue and its scaling.
+   */
+  blankFiles(runId: string): string;
   events(runId: string): string;
   /**
    * Where EVENTS republishes each stored `run.<id>.events` frame with its stream sequence
@@ -59,6 +64,7 @@ export function busNames(namespace = ''): BusNames {
     task: (role, runId) => `${s}task.${role}.${runId}`,
     taskAll: (role) => `${s}task.${role}.>`,
     taskEverything: `${s}task.>`,
+    blankFiles: (runId) => `${s}task.writer.${runId}.blank_files`,
     events: (runId) => `${s}run.${runId}.events`,
     live: (runId) => `${s}run.${runId}.live`,
     liveMapping: `${s}run.{{wildcard(1)}}.live`,
@@ -99,4 +105,5 @@ export const msgIds = {
   handoff: (runId: string, step: number) => `${runId}:step:${step}:handoff`,
   clarification: (runId: string) => `${runId}:clarification`,
   readOnlyBlocked: (runId: string) => `${runId}:read_only_handoff_blocked`,
+  blankFiles: (runId: string) => `${runId}:blank_files`,
 };

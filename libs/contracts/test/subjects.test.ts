@@ -104,6 +104,9 @@ describe.each(['', 'ns1', 'b_x9'])('busNames(%j)', (namespace) => {
     expect(subjectsOverlap(names.task('writer', 'r1'), names.taskAll('writer'))).toBe(true);
     expect(subjectsOverlap(names.task('writer', 'r1'), names.taskEverything)).toBe(true);
     expect(subjectsOverlap(names.task('planner', 'r1'), names.taskAll('writer'))).toBe(false);
+    // The blank files of an ended run ride the writer's queue (and its lag), no one else's.
+    expect(subjectsOverlap(names.blankFiles('r1'), names.taskAll('writer'))).toBe(true);
+    expect(subjectsOverlap(names.blankFiles('r1'), names.taskAll('quality_reviewer'))).toBe(false);
     expect(subjectsOverlap(names.usage('r1'), names.usageAll)).toBe(true);
     for (const subject of [names.events('r1'), names.steps('r1'), names.usage('r1')]) {
       expect(names.eventSubjects.some((pattern) => subjectsOverlap(subject, pattern))).toBe(true);

@@ -82,6 +82,7 @@ export {
   type User,
   type UserRole,
 } from './gateway/users.ts';
+export { HISTORY_ARCHIVE_FILE_TYPE, historyArchiveTitleOf } from './history-archive.ts';
 export { isUuid } from './ids.ts';
 export { adminUrl, ensureDatabase, migrate, readMigrations } from './migrate.ts';
 export { createPool, PG_ERROR, pgErrorCode, type Queryable, withTransaction } from './pool.ts';

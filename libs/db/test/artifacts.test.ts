@@ -17,9 +17,8 @@ import {
   runAwaitsAcceptance,
   withTransaction,
 } from '../src/index.ts';
-import { attachReviewFindings } from '../src/router/index.ts';
 import { createTestDatabase, type TestDatabase } from '../src/testing.ts';
-import { saveAiBody, saveFileContent } from '../src/workers/index.ts';
+import { attachReviewFindings, saveAiBody, saveFileContent } from '../src/workers/index.ts';
 
 let database: TestDatabase;
 let userId: string;

@@ -112,7 +112,7 @@ describe('the change log', () => {
       createFile(client, { projectId, title: '空', fileType: 'draft' }),
     );
     await finishRun(database.pool, runId, { phase: 'done', stopReason: 'completed' });
-    // Removed outside the fence (as the router removes a refunded round's blank placeholders).
+    // Removed outside the fence (as a writer removes an ended, refunded round's blank placeholders).
     await softDeleteFile(database.pool, projectId, placeholder.id);
     expect(await undoRun(database.pool, { projectId, runId, userId, force: false })).toMatchObject({
       kind: 'restored',

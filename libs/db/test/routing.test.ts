@@ -3,14 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testUrls } from '../../../test/support/urls.ts';
 import { appendMessage, createFile, createProject, createSession, createUser } from '../src/gateway/index.ts';
 import { getFile, getMessageRouting, listWaitingRuns, projectHasAssistantReply } from '../src/index.ts';
-import {
-  createRun,
-  deleteEmptyFiles,
-  finishRun,
-  mergeMessageRouting,
-  startRun,
-} from '../src/router/index.ts';
+import { createRun, finishRun, mergeMessageRouting, startRun } from '../src/router/index.ts';
 import { createTestDatabase, type TestDatabase } from '../src/testing.ts';
+import { deleteEmptyFiles } from '../src/workers/index.ts';
 
 let database: TestDatabase;
 let userId: string;

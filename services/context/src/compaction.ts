@@ -1,12 +1,13 @@
+import { randomUUID } from 'node:crypto';
 import type { TokenUsage } from '@quill/contracts';
 import {
-  getFile,
   getLatestCompaction,
   type HistoryCompaction,
+  historyArchiveTitleOf,
   type Queryable,
   withTransaction,
 } from '@quill/db';
-import { createFile, saveCompaction, saveFileContent } from '@quill/db/context';
+import { saveCompaction } from '@quill/db/context';
 import { collectChat, type LlmClient } from '@quill/llm';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
@@ -14,12 +15,12 @@ import { type RenderedTurnMessage, transcript } from './history.ts';
 
 /**
  * History compaction (docs/agent-behaviour.md invariant 5): evicted turns are summarised by one model call
- * (role `summarize`) and their full text is appended to an archive file in the project, which
- * the summary names so the agent can read it back with query_files. The boundary is stored, so
- * every later compile reuses the same summary and the history prefix stays byte-identical.
+ * (role `summarize`) and their full text is kept for an archive file in the project, which the
+ * summary names so the agent can read it back with query_files. The boundary is stored, so
+ * every later compile reuses the same summary and the history prefix stays byte-identical. The
+ * boundary names the archive file and holds its new section; the session's next step (a
+ * worker, the writer of the AI's files) appends it to the file (docs/decisions/0022).
  */
-export const ARCHIVE_FILE_TYPE = 'history_archive';
-export const ARCHIVE_FOLDER = '.quill';
 /** After compacting, history is brought down to this share of its allowance (hysteresis). */
 export const COMPACTION_TARGET_SHARE = 0.5;
 const SUMMARY_INPUT_MAX_CHARS = 60_000;
@@ -59,12 +60,13 @@ export async function compactHistory(
     if (latest && latest.throughSeq >= throughSeq) return latest;
     const text = transcript(input.evicted);
     const summary = await summarize(dependencies, input, text);
-    const archiveFileId = await appendToArchive(client, input, text);
+    const archiveFileId = await archiveFileFor(client, input);
     return saveCompaction(client, {
       sessionId: input.sessionId,
       throughSeq,
       summary,
       archiveFileId,
+      archiveSection: archiveSection(input.evicted, text),
       compactedMessages: (input.previous?.compactedMessages ?? 0) + input.evicted.length,
     });
   });
@@ -106,31 +108,24 @@ async function summarize(
   return `${input.previous ? `${input.previous.summary}\n` : ''}（自动摘要不可用，以下为被压缩对话的开头）\n${excerpt}`;
 }
 
-async function appendToArchive(client: Queryable, input: CompactionInput, text: string): Promise<string> {
-  const first = input.evicted[0]!.seq;
-  const last = input.evicted.at(-1)!.seq;
-  const section = `## 消息 ${first}–${last}（${input.evicted.length} 条）\n\n${text}`;
-  const existing = input.previous?.archiveFileId
-    ? await getFile(client, input.projectId, input.previous.archiveFileId)
-    : null;
-  if (existing) {
-    await saveFileContent(client, {
-      fileId: existing.id,
-      content: `${existing.content}\n\n${section}`,
-      source: 'ai',
-      runId: input.runId,
+/** The section the archive file gets for these evicted messages. */
+function archiveSection(evicted: readonly RenderedTurnMessage[], text: string): string {
+  return `## 消息 ${evicted[0]!.seq}–${evicted.at(-1)!.seq}（${evicted.length} 条）\n\n${text}`;
+}
+
+/**
+ * The archive file a compaction appends to: the previous compaction's, unless the author deleted
+ * it (then a new one, named now, created by the worker that writes the section).
+ */
+async function archiveFileFor(client: Queryable, input: CompactionInput): Promise<string> {
+  const previous = input.previous?.archiveFileId;
+  if (previous) {
+    const title = await historyArchiveTitleOf(client, {
       projectId: input.projectId,
+      sessionId: input.sessionId,
+      fileId: previous,
     });
-    return existing.id;
+    if (title !== undefined) return previous;
   }
-  const created = await createFile(client, {
-    projectId: input.projectId,
-    title: `对话存档 ${input.sessionId.slice(0, 8)}`,
-    fileType: ARCHIVE_FILE_TYPE,
-    folder: ARCHIVE_FOLDER,
-    content: `# 对话存档（会话 ${input.sessionId}）\n\n${section}`,
-    source: 'ai',
-    runId: input.runId,
-  });
-  return created.id;
+  return randomUUID();
 }

@@ -108,7 +108,7 @@ export function createContextCompiler(dependencies: CompilerDependencies) {
       const listed = inputs.summaries.find((file) => file.id === boundary.archiveFileId)?.title;
       const archiveTitle =
         boundary.archiveFileId && !listed
-          ? await archiveTitleOf(pool, request.project_id, boundary.archiveFileId)
+          ? await archiveTitleOf(pool, request, boundary.archiveFileId)
           : listed;
       plan = planHistoryWindow({
         ...historyInput(inputs, prompt, settings, count),

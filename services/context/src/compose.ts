@@ -5,7 +5,13 @@ import {
   FILE_VISIBILITY_ALL,
   type TraceExcluded,
 } from '@quill/contracts';
-import type { FileSearchHit, FileSummary, HistoryCompaction, HistoryMessage } from '@quill/db';
+import {
+  type FileSearchHit,
+  type FileSummary,
+  HISTORY_ARCHIVE_FILE_TYPE,
+  type HistoryCompaction,
+  type HistoryMessage,
+} from '@quill/db';
 import {
   type AssembledContext,
   type AssemblyRequest,
@@ -14,7 +20,6 @@ import {
 } from './assembler.ts';
 import { historyAllowance, type TokenCounter } from './budget.ts';
 import { chosenSkillBlocks, chosenSkillNames, type SkillText } from './chosen-skills.ts';
-import { ARCHIVE_FILE_TYPE } from './compaction.ts';
 import type { CompilerSettings } from './compiler.ts';
 import type { HistoryWindow, HistoryWindowInput } from './history-window.ts';
 import { partitionByVisibility } from './isolation.ts';
@@ -72,7 +77,7 @@ export function partitionFiles(
 ): Partition {
   const { visible, withheld } = partitionByVisibility(summaries, request.role, new Set(reviewTargets));
   // History archives are reached through the summary that names them, not as context.
-  const candidates = visible.filter((file) => file.fileType !== ARCHIVE_FILE_TYPE);
+  const candidates = visible.filter((file) => file.fileType !== HISTORY_ARCHIVE_FILE_TYPE);
   const targets = new Set(reviewTargets);
   const shared = candidates.filter((file) => file.permission === FILE_VISIBILITY_ALL);
   // A review target is the reviewer's even when everyone sees it: the run changed it since the

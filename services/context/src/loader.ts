@@ -1,13 +1,13 @@
 import { type ContextCompileRequest, isoNow } from '@quill/contracts';
 import {
   type FileSearchHit,
-  getFile,
   getFileContents,
   getLatestCompaction,
   getProject,
   getProjectTaskBoard,
   getRunSkill,
   getRunTurnContext,
+  historyArchiveTitleOf,
   listFileSummaries,
   listHistoryMessages,
   listRunSkills,
@@ -81,7 +81,7 @@ export async function loadCompileInputs(
     listHistoryMessages(pool, request.session_id, { afterSeq: compaction?.throughSeq ?? 0 }),
     building ? getProjectTaskBoard(pool, request.project_id) : Promise.resolve([]),
     building ? readSkills(pool, request, catalog) : Promise.resolve(new Map<string, RunSkill>()),
-    archiveId && !archiveListed ? archiveTitleOf(pool, request.project_id, archiveId) : archiveListed,
+    archiveId && !archiveListed ? archiveTitleOf(pool, request, archiveId) : archiveListed,
   ]);
 
   const reads = assemblies.map((assembly) => assemblyReads(assembly.request, firstContents));
@@ -149,11 +149,18 @@ async function searchPart(
   });
 }
 
-/** An archive made after the file list was read (or deleted since): its title, read by id. */
+/**
+ * An archive not in the file list: written after it was read, not written yet (the session's next
+ * step writes it, docs/decisions/0022), or deleted since. Its title by id, or undefined when deleted.
+ */
 export async function archiveTitleOf(
   pool: Pool,
-  projectId: string,
+  request: Pick<ContextCompileRequest, 'project_id' | 'session_id'>,
   archiveId: string,
 ): Promise<string | undefined> {
-  return (await getFile(pool, projectId, archiveId))?.title;
+  return historyArchiveTitleOf(pool, {
+    projectId: request.project_id,
+    sessionId: request.session_id,
+    fileId: archiveId,
+  });
 }

@@ -1,5 +1,4 @@
 import { listArtifacts, withTransaction } from '@quill/db';
-import { createFile, saveFileContent } from '@quill/db/context';
 import {
   acceptArtifact,
   createProject,
@@ -7,10 +6,9 @@ import {
   requestArtifactRevision,
   setArtifactAcceptance,
 } from '@quill/db/gateway';
-import { attachReviewFindings } from '@quill/db/router';
 import type { TestDatabase } from '@quill/db/testing';
 import { createTestDatabase } from '@quill/db/testing';
-import { saveAiBody } from '@quill/db/workers';
+import { attachReviewFindings, createFile, saveAiBody, saveFileContent } from '@quill/db/workers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DRAFT_LABELS, fullHeader } from '../src/render.ts';
 import { compilerFor, createUserIn, newSession, startTurn, type TurnFixture } from './support.ts';

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { getFile, getLatestCompaction } from '@quill/db';
-import { appendMessage, createProject } from '@quill/db/gateway';
+import { getFile, getLatestCompaction, listFileVersions } from '@quill/db';
+import { appendMessage, createProject, softDeleteFile } from '@quill/db/gateway';
 import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
+import { writeHistoryArchive } from '@quill/db/workers';
 import { type FakeLlm, startFakeLlm } from '@quill/fake-llm';
 import { createToolRunState, executeTool } from '@quill/tools';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -74,7 +75,15 @@ describe('history compaction', () => {
     expect(history.at(-1)?.content).toContain('第8轮回复');
     expect(JSON.stringify(history)).not.toContain('第1轮要求');
 
+    // The context service names the archive and keeps its text; the step's worker writes the
+    // file (docs/decisions/0022-two-writer-tables-and-their-guards.md), once however often asked.
+    expect(await getFile(database.pool, projectId, compaction.archiveFileId!)).toBeNull();
+    const step = { sessionId: turn.sessionId, projectId, runId: request.run_id };
+    expect(await writeHistoryArchive(database.pool, step)).toEqual([compaction.archiveFileId]);
+    expect(await writeHistoryArchive(database.pool, step)).toEqual([]);
     const archive = (await getFile(database.pool, projectId, compaction.archiveFileId!))!;
+    expect(archive).toMatchObject({ folder: '.quill', fileType: 'history_archive', version: 1 });
+    expect(archive.title).toBe(`对话存档 ${turn.sessionId.slice(0, 8)}`);
     expect(archive.content).toContain('第1轮要求');
     expect(archive.content).toContain('第1轮回复');
     const trace = await traceOf(database, request.run_id);
@@ -125,14 +134,62 @@ describe('history compaction', () => {
         content: `改好了${index}：${'细节补足。'.repeat(30)}`,
       });
     }
-    await compile(await startTurn(database, turn, '继续写'));
+    const later = await startTurn(database, turn, '继续写');
+    await compile(later);
     const second = (await getLatestCompaction(database.pool, turn.sessionId))!;
     expect(second.throughSeq).toBeGreaterThan(first.throughSeq);
     expect(second.archiveFileId).toBe(first.archiveFileId);
+    // Neither section was written yet: the next step writes both, in order, into one file.
+    await writeHistoryArchive(database.pool, { sessionId: turn.sessionId, projectId, runId: later.run_id });
+    const archive = (await getFile(database.pool, projectId, first.archiveFileId!))!;
+    expect(archive.version).toBe(2);
+    expect(archive.content.indexOf('第1轮要求')).toBeLessThan(archive.content.indexOf('后续0'));
+    expect((await listFileVersions(database.pool, archive.id)).map((version) => version.source)).toEqual([
+      'ai',
+      'ai',
+    ]);
     expect(second.compactedMessages).toBeGreaterThan(first.compactedMessages);
     const requests = fakeLlm.requests({ role: 'summarize' });
     expect(requests).toHaveLength(2);
     expect(JSON.stringify(requests[1]!.body)).toContain('此前的摘要');
+  });
+
+  it('names a new archive once the author deleted the old one, which stays deleted', async () => {
+    const turn = await longSession(8);
+    const compile = compilerFor(database, { historyTokens: 1_500 }, fakeLlmClient(fakeLlm.url));
+    const request = await startTurn(database, turn, '继续写');
+    await compile(request);
+    const first = (await getLatestCompaction(database.pool, turn.sessionId))!;
+    await writeHistoryArchive(database.pool, { sessionId: turn.sessionId, projectId, runId: request.run_id });
+    expect(await softDeleteFile(database.pool, projectId, first.archiveFileId!)).toBe(true);
+    for (let index = 0; index < 6; index++) {
+      const runId = randomUUID();
+      await appendMessage(database.pool, {
+        sessionId: turn.sessionId,
+        runId,
+        role: 'user',
+        content: `删后${index}：${'再改一遍。'.repeat(30)}`,
+      });
+      await appendMessage(database.pool, {
+        sessionId: turn.sessionId,
+        runId,
+        role: 'assistant',
+        content: `改好了${index}：${'细节补足。'.repeat(30)}`,
+      });
+    }
+    const later = await startTurn(database, turn, '继续写');
+    const reply = await compile(later);
+    if (!reply.ok) throw new Error(reply.code);
+    const second = (await getLatestCompaction(database.pool, turn.sessionId))!;
+    expect(second.archiveFileId).not.toBe(first.archiveFileId);
+    expect(JSON.stringify(reply.messages)).toContain(`query_files(id=\\"${second.archiveFileId}\\")`);
+    const step = { sessionId: turn.sessionId, projectId, runId: later.run_id };
+    expect(await writeHistoryArchive(database.pool, step)).toEqual([second.archiveFileId]);
+    const deleted = await database.pool.query('SELECT deleted, version FROM files WHERE id = $1', [
+      first.archiveFileId,
+    ]);
+    expect(deleted.rows).toEqual([{ deleted: true, version: 1 }]);
+    expect((await getFile(database.pool, projectId, second.archiveFileId!))?.content).toContain('删后0');
   });
 
   it('is off with AGENT_HISTORY_COMPACTION_ENABLED=false: old turns are dropped, nothing is summarised', async () => {

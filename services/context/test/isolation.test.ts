@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentRole } from '@quill/contracts';
 import type { ProjectFile } from '@quill/db';
-import { createFile, saveFileContent } from '@quill/db/context';
 import { appendMessage, createProject } from '@quill/db/gateway';
 import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
+import { createFile, saveFileContent } from '@quill/db/workers';
 import { createToolRunState, executeTool, type ToolResult } from '@quill/tools';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compilerFor, createUserIn, newSession, startTurn, type TurnFixture, traceOf } from './support.ts';

@@ -1,8 +1,8 @@
 import type { ChatMessage } from '@quill/contracts';
 import type { ProjectFile } from '@quill/db';
-import { createFile, saveFileContent } from '@quill/db/context';
 import { createProject } from '@quill/db/gateway';
 import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
+import { createFile, saveFileContent } from '@quill/db/workers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compilerFor, createUserIn, newSession, startTurn, type TurnFixture } from './support.ts';
 

@@ -1,21 +1,44 @@
-import type { StepResult } from '@quill/contracts';
-import { deleteEmptyFiles } from '@quill/db/router';
-import type { Pool } from 'pg';
+import { type Bus, publishEnvelope } from '@quill/bus';
+import { BlankFilesTask, msgIds, type RunStartEnvelope, type StepResult } from '@quill/contracts';
 
-/**
- * Seed 000 round_outcome: a refunded round that was stopped or failed leaves no blank
- * placeholder behind. Only files this run created and never wrote are removed; anything with a
- * body (the author's or the AI's) stays.
- */
-export async function removeBlankPlaceholders(
-  pool: Pool,
-  projectId: string,
-  results: readonly StepResult[],
-): Promise<string[]> {
-  const created = results.flatMap((result) =>
+/** The files the round's steps created (their file operations), whatever became of them. */
+export function createdFiles(results: readonly StepResult[]): string[] {
+  return results.flatMap((result) =>
     (result.file_operations ?? [])
       .filter((operation) => operation.op === 'created')
       .map((operation) => operation.file_id),
   );
-  return created.length > 0 ? deleteEmptyFiles(pool, projectId, created) : [];
+}
+
+/**
+ * Seed 000 round_outcome: a refunded round that was stopped or failed leaves no blank
+ * placeholder behind, nor does a read-only request. The router only names the files: a writer
+ * removes the ones still empty and never written (anything with a body, the author's or the AI's,
+ * stays), from a durable task on the writer's queue, so it happens after the run ended, whether
+ * or not the worker of the round is still alive (docs/decisions/0022-two-writer-tables-and-their-guards.md).
+ * The msg id makes a takeover's repeat a no-op.
+ */
+export async function requestBlankFileRemoval(
+  bus: Bus,
+  start: RunStartEnvelope,
+  fileIds: readonly string[],
+  reason: BlankFilesTask['reason'],
+): Promise<boolean> {
+  const unique = [...new Set(fileIds)];
+  if (unique.length === 0) return false;
+  await publishEnvelope(
+    bus,
+    bus.names.blankFiles(start.run_id),
+    BlankFilesTask,
+    {
+      v: 1,
+      kind: 'blank_files',
+      run_id: start.run_id,
+      project_id: start.project_id,
+      file_ids: unique,
+      reason,
+    },
+    { msgId: msgIds.blankFiles(start.run_id) },
+  );
+  return true;
 }

@@ -22,7 +22,7 @@ import type { Logger } from 'pino';
 import { breadcrumbsFor } from './breadcrumbs.ts';
 import type { PhaseWriter } from './phases/phase-writer.ts';
 import { archiveRun } from './phases/run-archive.ts';
-import { removeBlankPlaceholders } from './round-outcome.ts';
+import { createdFiles, requestBlankFileRemoval } from './round-outcome.ts';
 import type { RunState } from './run-state.ts';
 import { assistantReply, type FinishOutcome, toRunOutcome } from './workflow.ts';
 
@@ -49,7 +49,7 @@ export async function finishRunWith(
   state: RunState,
   outcome: FinishOutcome,
   logger: Logger,
-  extras: { reply?: string } = {},
+  extras: { reply?: string; blankFiles?: readonly string[] } = {},
 ): Promise<void> {
   const { bus, pool } = dependencies;
   // A clarification ends the run waiting for the author (docs/agent-behaviour.md): run and session rest in
@@ -95,9 +95,18 @@ export async function finishRunWith(
   }
 
   const results = [...state.results.values()];
-  if (billingDecision === 'refund' && outcome.terminal !== 'complete') {
-    const removed = await removeBlankPlaceholders(pool, start.project_id, results);
-    if (removed.length > 0) logger.info({ removed }, 'blank placeholder files of a refunded round removed');
+  const refunded =
+    billingDecision === 'refund' && outcome.terminal !== 'complete' ? createdFiles(results) : [];
+  const blank = [...(extras.blankFiles ?? []), ...refunded];
+  if (
+    await requestBlankFileRemoval(
+      bus,
+      start,
+      blank,
+      extras.blankFiles?.length ? 'read_only' : 'refunded_round',
+    )
+  ) {
+    logger.info({ files: blank }, 'blank files of the round handed to a writer for removal');
   }
   const ended = await dependencies.phases.endRun(
     { runId, sessionId: start.session_id },

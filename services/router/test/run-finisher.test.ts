@@ -1,3 +1,5 @@
+import { lastStored } from '@quill/bus';
+import { BlankFilesTask, type StepResult } from '@quill/contracts';
 import { getRun } from '@quill/db';
 import { acquireSemaphore, acquireSessionLock, countSemaphore, getSessionLockHolder } from '@quill/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -69,6 +71,70 @@ describe('run finisher', () => {
       stopReason: 'user_stopped',
       billingDecision: 'refund',
     });
+  });
+
+  it('a refunded stop hands the files its round created to the writer queue, with no worker holding the run', async () => {
+    nextSettle = settled('refund', 1);
+    const start = await takenRun(rig);
+    const created = [crypto.randomUUID(), crypto.randomUUID()];
+    const result: StepResult = {
+      step: 0,
+      role: 'writer',
+      worker_instance: 'gone',
+      outcome: 'stopped',
+      stop_reason: 'user_stopped',
+      final_text: '',
+      files_written: [],
+      file_operations: created.map((file_id) => ({ op: 'created', file_id, title: '空白' })),
+      model_calls: 1,
+      tool_calls: 1,
+    };
+    const state = { ...emptyRunState, results: new Map([[0, result]]) };
+    const outcome = { terminal: 'stopped' as const, reason: 'user_stopped' as const };
+    await finishRunWith(dependencies(), start, state, outcome, rig.logger);
+    // A takeover finishing again publishes nothing new (the msg id).
+    await finishRunWith(dependencies(), start, state, outcome, rig.logger);
+    const subject = rig.bus.names.blankFiles(start.run_id);
+    const stored = await lastStored(rig.bus, { stream: rig.bus.names.streams.tasks, subject });
+    expect(BlankFilesTask.parse(JSON.parse(new TextDecoder().decode(stored!.data)))).toEqual({
+      v: 1,
+      kind: 'blank_files',
+      run_id: start.run_id,
+      project_id: start.project_id,
+      file_ids: created,
+      reason: 'refunded_round',
+    });
+    const info = await rig.bus.jsm.streams.info(rig.bus.names.streams.tasks, { subjects_filter: subject });
+    expect(info.state.subjects).toEqual({ [subject]: 1 });
+  });
+
+  it('a charged stop leaves its files to the author: nothing is handed over', async () => {
+    nextSettle = settled('charge');
+    const start = await takenRun(rig);
+    const result: StepResult = {
+      step: 0,
+      role: 'writer',
+      worker_instance: 'w',
+      outcome: 'stopped',
+      stop_reason: 'user_stopped',
+      final_text: '写了一半',
+      files_written: [],
+      file_operations: [{ op: 'created', file_id: crypto.randomUUID(), title: '空白' }],
+      model_calls: 1,
+      tool_calls: 1,
+    };
+    const state = { ...emptyRunState, results: new Map([[0, result]]) };
+    await finishRunWith(
+      dependencies(),
+      start,
+      state,
+      { terminal: 'stopped', reason: 'user_stopped' },
+      rig.logger,
+    );
+    const subject = rig.bus.names.blankFiles(start.run_id);
+    expect(
+      await lastStored(rig.bus, { stream: rig.bus.names.streams.tasks, subject }).catch(() => undefined),
+    ).toBe(undefined);
   });
 
   it('finishing twice (a takeover redoing it) stores each frame once and settles idempotently', async () => {

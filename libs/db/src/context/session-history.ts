@@ -108,13 +108,23 @@ export async function saveCompaction(
     throughSeq: number;
     summary: string;
     archiveFileId: string | null;
+    /** The evicted messages' full text, appended to the archive file by the session's next step. */
+    archiveSection: string | null;
     compactedMessages: number;
   },
 ): Promise<HistoryCompaction> {
   await db.query(
-    `INSERT INTO history_compactions (session_id, through_seq, summary, archive_file_id, compacted_messages)
-     VALUES ($1, $2, $3, $4, $5) ON CONFLICT (session_id, through_seq) DO NOTHING`,
-    [input.sessionId, input.throughSeq, input.summary, input.archiveFileId, input.compactedMessages],
+    `INSERT INTO history_compactions
+       (session_id, through_seq, summary, archive_file_id, archive_section, compacted_messages)
+     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (session_id, through_seq) DO NOTHING`,
+    [
+      input.sessionId,
+      input.throughSeq,
+      input.summary,
+      input.archiveFileId,
+      input.archiveSection,
+      input.compactedMessages,
+    ],
   );
   const { rows } = await db.query<CompactionRow>(
     `SELECT id, session_id, through_seq, summary, archive_file_id, compacted_messages, created_at

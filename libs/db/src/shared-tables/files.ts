@@ -117,21 +117,36 @@ export async function createFile(
     content?: string;
     source?: VersionSource;
     runId?: string | null;
+    /** An id named before the file exists (the history archive's, docs/decisions/0022). */
+    id?: string;
+    /** Idempotency key of the first version row (see ai-writes.ts). */
+    writeKey?: string;
   },
 ): Promise<ProjectFile> {
   const content = input.content ?? '';
   const source = input.source ?? 'author';
   const { rows } = await db.query<FileRow>(
     `WITH f AS (
-       INSERT INTO files (project_id, title, file_type, folder, content, version, author_saved)
-       VALUES ($1, $2, $3, $4, $5, CASE WHEN $5 = '' THEN 0 ELSE 1 END, $5 <> '' AND $6 = 'author')
+       INSERT INTO files (id, project_id, title, file_type, folder, content, version, author_saved)
+       VALUES (COALESCE($8::uuid, gen_random_uuid()), $1, $2, $3, $4, $5,
+               CASE WHEN $5 = '' THEN 0 ELSE 1 END, $5 <> '' AND $6 = 'author')
        RETURNING *
      ), history AS (
-       INSERT INTO file_versions (file_id, version, content, source, run_id)
-       SELECT id, version, content, $6::text, $7::uuid FROM f WHERE version = 1
+       INSERT INTO file_versions (file_id, version, content, source, run_id, write_key)
+       SELECT id, version, content, $6::text, $7::uuid, $9 FROM f WHERE version = 1
      )
      SELECT ${FILE_COLUMNS} FROM f`,
-    [input.projectId, input.title, input.fileType, input.folder ?? '', content, source, input.runId ?? null],
+    [
+      input.projectId,
+      input.title,
+      input.fileType,
+      input.folder ?? '',
+      content,
+      source,
+      input.runId ?? null,
+      input.id ?? null,
+      input.writeKey ?? null,
+    ],
   );
   return toFile(rows[0]!);
 }

@@ -3,8 +3,8 @@ import type { Queryable } from '../pool.ts';
 
 /**
  * Storage the workflow router needs around a run: the routing JSON on the author's message,
- * whether the work has any AI reply yet (first-message rules), the runs left waiting for the
- * author, and rolling back empty files a read-only run left behind.
+ * whether the work has any AI reply yet (first-message rules) and the runs left waiting for the
+ * author.
  */
 
 export async function getMessageRouting(db: Queryable, messageId: string): Promise<unknown> {
@@ -54,24 +54,4 @@ export async function listWaitingRuns(
     [sessionId, exceptRunId],
   );
   return rows.map((row) => row.run_id);
-}
-
-/**
- * Soft-deletes the given files when they are still empty and never written (version 0). Used for
- * files a read-only request created: they are rolled back, not filled in.
- */
-export async function deleteEmptyFiles(
-  db: Queryable,
-  projectId: string,
-  fileIds: readonly string[],
-): Promise<string[]> {
-  const ids = fileIds.filter(isUuid);
-  if (!isUuid(projectId) || ids.length === 0) return [];
-  const { rows } = await db.query<{ id: string }>(
-    `UPDATE files SET deleted = true, updated_at = now()
-     WHERE project_id = $1 AND id = ANY($2::uuid[]) AND content = '' AND version = 0 AND NOT deleted
-     RETURNING id`,
-    [projectId, ids],
-  );
-  return rows.map((row) => row.id);
 }

@@ -7,9 +7,10 @@ import {
   replyLanguage,
   type UiLanguage,
 } from '@quill/contracts';
-import { attachReviewFindings, deleteEmptyFiles, mergeMessageRouting } from '@quill/db/router';
+import { mergeMessageRouting } from '@quill/db/router';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
+import { createdFiles } from '../round-outcome.ts';
 import {
   foreseenRoute,
   type RoutingDependencies,
@@ -44,13 +45,15 @@ export interface TaskExtras {
 export interface FinishExtras {
   /** The author-facing reply to store (held texts that were discarded left out). */
   reply?: string;
+  /** Files the round created that a writer removes once the run ended when still empty. */
+  blankFiles?: string[];
 }
 
 /**
  * The workflow's side effects around the pure rules: routing a run, the frames the router
  * publishes between steps (released held text, handoff) and before the terminal frame
  * (clarification, the non-terminal read-only stop), the directive each task carries, and the
- * read-only rollback. Every frame has a fixed msg id, so a takeover repeating these is harmless.
+ * files a read-only request created, for removal. Every frame has a fixed msg id, so a takeover repeating these is harmless.
  */
 export function createWorkflowRuntime(dependencies: WorkflowRuntimeDependencies) {
   const { bus, pool, settings, maxIterations } = dependencies;
@@ -119,16 +122,6 @@ export function createWorkflowRuntime(dependencies: WorkflowRuntimeDependencies)
     outcome: FinishOutcome,
     logger: Logger,
   ): Promise<FinishExtras> {
-    // A reviewer's findings belong to the artifact versions it judged (docs/kernel.md).
-    for (const result of state.results.values()) {
-      if (result.role !== 'quality_reviewer' || result.outcome !== 'completed') continue;
-      await attachReviewFindings(pool, {
-        runId: start.run_id,
-        step: result.step,
-        role: result.role,
-        text: result.final_text,
-      });
-    }
     if (!workflow) return {};
     const closing = closingFor(state, workflow, maxIterations);
     await releaseHeld(start.run_id, closing.release);
@@ -138,15 +131,6 @@ export function createWorkflowRuntime(dependencies: WorkflowRuntimeDependencies)
       await publishFrame(bus, frame('clarification_requested', start.run_id, clarification), {
         msgId: msgIds.clarification(start.run_id),
       });
-    }
-    if (workflow.routing.read_only) {
-      const created = closing.results.flatMap((result) =>
-        (result.file_operations ?? [])
-          .filter((operation) => operation.op === 'created')
-          .map((operation) => operation.file_id),
-      );
-      const rolledBack = await deleteEmptyFiles(pool, start.project_id, created);
-      if (rolledBack.length > 0) logger.info({ files: rolledBack }, 'read-only run: empty files rolled back');
     }
     if (closing.readOnlyBlocked) {
       // Non-terminal: it goes out right before the terminal frame (docs/agent-behaviour.md 「只读请求不改文件」).
@@ -164,7 +148,14 @@ export function createWorkflowRuntime(dependencies: WorkflowRuntimeDependencies)
       ...(clarification ? { waiting_agent: clarification.agent, question: clarification.question } : {}),
     };
     await mergeMessageRouting(pool, start.message_id, { outcome: record });
-    return { reply: buildReply(closing.results, closing.discardedSteps, clarification) };
+    // A read-only request leaves no empty file behind: the finisher hands them to a writer.
+    const blankFiles = workflow.routing.read_only ? createdFiles(closing.results) : [];
+    if (blankFiles.length > 0)
+      logger.info({ files: blankFiles }, 'read-only run: its created files to roll back');
+    return {
+      reply: buildReply(closing.results, closing.discardedSteps, clarification),
+      ...(blankFiles.length > 0 ? { blankFiles } : {}),
+    };
   }
 
   async function releaseHeld(runId: string, held: readonly HeldText[]): Promise<void> {
