@@ -20,7 +20,7 @@ export { importProject } from './project-import.ts';
 export { insertProjectMember, removeProjectMember, setProjectMemberRole } from './project-members.ts';
 export { addProjectMember, createProject } from './projects.ts';
 export { restoreSnapshot, undoRun } from './restore.ts';
-export { type LaunchSession, openLaunchSession, recordRunLaunch } from './run-launch.ts';
+export { openLaunchSession, recordRunLaunch } from './run-launch.ts';
 export { renameSession, softDeleteSession } from './session-listing.ts';
 export { createSession } from './sessions.ts';
 export { upgradeSessionSkills } from './skill-versions.ts';
