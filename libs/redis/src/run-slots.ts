@@ -19,7 +19,7 @@ export type RunSlots = 'ok' | 'session_busy' | 'too_many_active_runs';
 /**
  * A launch's session lock (session-lock.ts) and a slot of its user's semaphore (semaphore.ts) in
  * one round trip, atomically: `ok` holds both for ttlMs, otherwise neither was taken. The two keys
- * are on one Redis (docs/architecture.md "Redis"; a cluster would need them in one hash slot).
+ * are on the one Redis of `REDIS_URL` (a cluster would need them in one hash slot).
  */
 export async function acquireRunSlots(
   redis: Redis,
