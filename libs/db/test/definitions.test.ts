@@ -4,7 +4,7 @@ import {
   createProject,
   createSession,
   createUser,
-  pinSessionDefinitions,
+  recordRunLaunch,
   upgradeSessionDefinitions,
 } from '../src/gateway/index.ts';
 import { listRunDefinitions, sessionDefinitions, withTransaction } from '../src/index.ts';
@@ -37,6 +37,10 @@ const promptFor = async (sessionId: string, runId = crypto.randomUUID()) =>
   (await resolveRunDefinition(database.pool, { sessionId, runId, role: 'writer' }))?.definition.prompt ??
   'fallback';
 
+/** What a run's launch writes pins the session's definitions (the gateway's launch statement). */
+const launch = (sessionId: string) =>
+  recordRunLaunch(database.pool, { projectId, sessionId, runId: crypto.randomUUID(), userId, message: 'go' });
+
 describe('role definitions by content hash, pinned per session', () => {
   it('hashes content regardless of key order', () => {
     const a = definitionHash(definition('p'));
@@ -54,7 +58,7 @@ describe('role definitions by content hash, pinned per session', () => {
     expect(await seed('写作 v1')).toBe(1);
     expect(await seed('写作 v1')).toBe(1);
     const old = await session();
-    await pinSessionDefinitions(database.pool, old);
+    await launch(old);
     const runId = crypto.randomUUID();
     expect(await promptFor(old, runId)).toBe('写作 v1');
     expect(await listRunDefinitions(database.pool, runId)).toEqual({ writer: 1 });
@@ -79,7 +83,7 @@ describe('role definitions by content hash, pinned per session', () => {
     expect(await seed('写作 v1')).toBe(1);
     expect((await sessionDefinitions(database.pool, fresh)).current).toEqual({ writer: 1 });
     // The session's next launch pins what is current then.
-    await pinSessionDefinitions(database.pool, fresh);
+    await launch(fresh);
     expect((await sessionDefinitions(database.pool, fresh)).pinned).toEqual({ writer: 1 });
   });
 });

@@ -4,7 +4,7 @@ import {
   createProject,
   createSession,
   createUser,
-  pinRunSkills,
+  recordRunLaunch,
   saveSkillPackage,
   setSkillEnabled,
   upgradeSessionSkills,
@@ -44,7 +44,9 @@ const pack = (content: string, resource = '参考'): SkillPackageInput => ({
 const session = async () => (await createSession(database.pool, { projectId, userId, title: 's' })).sessionId;
 const launch = async (sessionId: string) => {
   const runId = crypto.randomUUID();
-  await withTransaction(database.pool, (client) => pinRunSkills(client, { sessionId, runId }));
+  await withTransaction(database.pool, (client) =>
+    recordRunLaunch(client, { projectId, sessionId, runId, userId, message: 'go' }),
+  );
   return runId;
 };
 const read = async (runId: string) => {

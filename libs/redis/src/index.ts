@@ -4,6 +4,7 @@ export { type RedisKeys, redisKeys } from './keys.ts';
 export { defineLuaScript } from './lua-script.ts';
 export { claimExpiredRunLeases, holdRunLease, releaseRunLease, renewRunLease } from './run-lease.ts';
 export { drainSteer, getStopFlag, pushSteer, setStopFlag } from './run-signals.ts';
+export { acquireRunSlots } from './run-slots.ts';
 export { acquireSemaphore, countSemaphore, releaseSemaphore, renewSemaphore } from './semaphore.ts';
 export {
   acquireSessionLock,

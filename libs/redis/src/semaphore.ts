@@ -4,7 +4,8 @@ import { defineLuaScript } from './lua-script.ts';
 // A sorted set of holders scored by their expiry (ms, Redis server clock so every replica
 // agrees). A crashed holder stops renewing and falls out once its score is in the past. The
 // key's own TTL follows the latest member so an abandoned semaphore disappears entirely.
-const PRELUDE = `
+// KEYS[1] is the semaphore; run-slots.ts's launch script shares this prelude and the admission.
+export const SEMAPHORE_PRELUDE = `
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
@@ -14,16 +15,23 @@ local function expireWithLatest()
 end
 `;
 
-const acquireScript = defineLuaScript(`${PRELUDE}
-local member, limit, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-if not redis.call('ZSCORE', KEYS[1], member) and redis.call('ZCARD', KEYS[1]) >= limit then
-  return 0
+/** Lua: true when `member` holds or can take one of `limit` slots (after SEMAPHORE_PRELUDE). */
+export const SEMAPHORE_ADMITS = `local function admits(member, limit)
+  return redis.call('ZSCORE', KEYS[1], member) or redis.call('ZCARD', KEYS[1]) < limit
 end
-redis.call('ZADD', KEYS[1], now + ttl, member)
-expireWithLatest()
+local function take(member, ttl)
+  redis.call('ZADD', KEYS[1], now + ttl, member)
+  expireWithLatest()
+end
+`;
+
+const acquireScript = defineLuaScript(`${SEMAPHORE_PRELUDE}${SEMAPHORE_ADMITS}
+local member, limit, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+if not admits(member, limit) then return 0 end
+take(member, ttl)
 return 1`);
 
-const renewScript = defineLuaScript(`${PRELUDE}
+const renewScript = defineLuaScript(`${SEMAPHORE_PRELUDE}
 if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
 redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[2]), ARGV[1])
 expireWithLatest()

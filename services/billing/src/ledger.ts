@@ -1,5 +1,6 @@
 import type { BillingDecision } from '@quill/contracts';
-import { tokensUsedToday, withTransaction } from '@quill/db';
+import { withTransaction } from '@quill/db';
+import { reserveRunCredit } from '@quill/db/billing';
 import type { Pool } from 'pg';
 import type { RunMeter } from './run-meter.ts';
 
@@ -8,50 +9,21 @@ export type ReserveResult =
   | { ok: false; code: 'quota_exhausted' | 'cost_cap_reached' };
 
 /**
- * Pre-deducts one credit for a run, atomically: the balance can never go negative (the UPDATE
- * only matches a positive balance) and a retried reserve for the same run deducts once. A user
- * whose provider-reported tokens today reached their daily cap is refused before any deduction.
+ * Pre-deducts one credit for a run, atomically: the balance can never go negative and a retried
+ * reserve for the same run deducts once. A user whose provider-reported tokens today reached
+ * their daily cap is refused before any deduction. One statement (reserveRunCredit): this is on
+ * the way to every run's first token (docs/decisions/0030).
  */
 export async function reserveCredit(
   pool: Pool,
   input: { runId: string; userId: string; defaultCredits: number },
 ): Promise<ReserveResult> {
-  // Two statements and no explicit transaction: this is on the way to every run's first token.
-  // The debit and its ledger row are one statement; a concurrent second reserve of the same run
-  // fails on the ledger's unique (run_id, kind) and takes its debit back with it.
-  const account = await pool.query<{ daily_token_cap: number | null; reserved_credits: number | null }>(
-    `WITH created AS (
-       INSERT INTO quota_accounts (user_id, credits) VALUES ($2, $3)
-       ON CONFLICT (user_id) DO NOTHING RETURNING daily_token_cap
-     )
-     SELECT
-       COALESCE((SELECT daily_token_cap FROM created),
-                (SELECT daily_token_cap FROM quota_accounts WHERE user_id = $2)) AS daily_token_cap,
-       (SELECT q.credits FROM billing_ledger l JOIN quota_accounts q ON q.user_id = l.user_id
-        WHERE l.run_id = $1 AND l.kind = 'reserve') AS reserved_credits`,
-    [input.runId, input.userId, input.defaultCredits],
-  );
-  // A retried reserve for a run that has one already: the same answer, nothing deducted again.
-  const reservedCredits = account.rows[0]?.reserved_credits;
-  if (reservedCredits !== null && reservedCredits !== undefined)
-    return { ok: true, creditsLeft: reservedCredits };
-  const cap = account.rows[0]?.daily_token_cap;
-  if (cap !== null && cap !== undefined && (await tokensUsedToday(pool, input.userId)) >= cap) {
-    return { ok: false, code: 'cost_cap_reached' };
-  }
-  const updated = await pool.query<{ credits: number }>(
-    `WITH debited AS (
-       UPDATE quota_accounts SET credits = credits - 1, updated_at = now()
-       WHERE user_id = $2 AND credits > 0 RETURNING credits
-     ), logged AS (
-       INSERT INTO billing_ledger (run_id, user_id, kind, credits_delta, reason)
-       SELECT $1, $2, 'reserve', -1, 'run' FROM debited
-     )
-     SELECT credits FROM debited`,
-    [input.runId, input.userId],
-  );
-  if (!updated.rows[0]) return { ok: false, code: 'quota_exhausted' };
-  return { ok: true, creditsLeft: updated.rows[0].credits };
+  const first = await reserveRunCredit(pool, input);
+  // An account a concurrent first reserve opened is visible to the next statement.
+  const result = first.ok || first.code !== 'account_unseen' ? first : await reserveRunCredit(pool, input);
+  if (!result.ok && result.code === 'account_unseen')
+    throw new Error('quota account not visible after opening');
+  return result;
 }
 
 export interface Settlement {

@@ -53,6 +53,22 @@ describe('reserveCredit', () => {
     expect(ledger.rows[0].reservations).toBe(2);
   });
 
+  it('opens a new user’s account once under concurrent first reserves, each run deducted once', async () => {
+    const userId = await newUser();
+    const results = await Promise.all(Array.from({ length: 5 }, () => reserve(userId)));
+    expect(results.filter((result) => result.ok)).toHaveLength(3);
+    expect(results.filter((result) => !result.ok)).toEqual([
+      { ok: false, code: 'quota_exhausted' },
+      { ok: false, code: 'quota_exhausted' },
+    ]);
+    expect(await getCredits(database.pool, userId)).toBe(0);
+    const ledger = await database.pool.query(
+      `SELECT count(*)::int AS reservations FROM billing_ledger WHERE user_id = $1 AND kind = 'reserve'`,
+      [userId],
+    );
+    expect(ledger.rows[0].reservations).toBe(3);
+  });
+
   it('answers cost_cap_reached once today’s provider tokens reach the daily cap, without deducting', async () => {
     const userId = await newUser(10);
     await database.pool.query('UPDATE quota_accounts SET daily_token_cap = 100 WHERE user_id = $1', [userId]);

@@ -18,18 +18,10 @@ import {
   RunOpenRequest,
   RunStartEnvelope,
 } from '@quill/contracts';
-import { getProjectForUser, getSessionForUser, type User, withTransaction } from '@quill/db';
+import { type User, withTransaction } from '@quill/db';
+import { openLaunchSession, recordRunLaunch } from '@quill/db/gateway';
 import {
-  appendMessage,
-  createSession,
-  pinRunSkills,
-  pinSessionDefinitions,
-  takeSnapshot,
-  touchSession,
-} from '@quill/db/gateway';
-import {
-  acquireSemaphore,
-  acquireSessionLock,
+  acquireRunSlots,
   type RedisClient,
   type RedisKeys,
   releaseSemaphore,
@@ -79,29 +71,30 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
     logger: Logger,
     credential: { apiKeyId?: string | undefined } = {},
   ): Promise<LaunchedRun> {
-    const access = await getProjectForUser(pool, body.project_id, user.id);
-    if (!access) throw new QuillError('not_found');
-    if (access.memberRole === 'viewer') throw new QuillError('forbidden');
-    const session = body.session_id
-      ? await getSessionForUser(pool, body.session_id, user.id)
-      : await createSession(pool, {
-          projectId: body.project_id,
-          userId: user.id,
-          title: body.message.slice(0, 40),
-        });
+    // Access and the session (the caller's, or a new one) in one round trip.
+    const { memberRole, session } = await openLaunchSession(pool, {
+      projectId: body.project_id,
+      userId: user.id,
+      sessionId: body.session_id,
+      title: body.message.slice(0, 40),
+    });
+    if (!memberRole) throw new QuillError('not_found');
+    if (memberRole === 'viewer') throw new QuillError('forbidden');
     if (!session || session.projectId !== body.project_id) throw new QuillError('not_found');
 
     const runId = randomUUID();
     const lockKey = keys.sessionLock(session.sessionId);
     const semaphoreKey = keys.userSemaphore(user.id);
     const { sessionLockTtlMs, userMaxConcurrentRuns } = dependencies.settings;
-    if (!(await acquireSessionLock(redis, lockKey, runId, sessionLockTtlMs))) {
-      throw new QuillError('session_busy');
-    }
-    if (!(await acquireSemaphore(redis, semaphoreKey, runId, userMaxConcurrentRuns, sessionLockTtlMs))) {
-      await releaseSessionLock(redis, lockKey, runId);
-      throw new QuillError('too_many_active_runs');
-    }
+    // The lock and the slot in one script: both taken, or neither (session_busy first).
+    const slots = await acquireRunSlots(
+      redis,
+      { sessionLock: lockKey, userSemaphore: semaphoreKey },
+      runId,
+      userMaxConcurrentRuns,
+      sessionLockTtlMs,
+    );
+    if (slots !== 'ok') throw new QuillError(slots);
     let reserved = false;
     let opened = false;
     // Billing and the router answer while the author's message is written; it commits only once
@@ -135,24 +128,14 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
     );
     try {
       const message = await withTransaction(pool, async (client) => {
-        // The state the run starts from, so it can be undone (docs/kernel.md "Snapshots and undo").
-        await takeSnapshot(client, {
+        // The start snapshot, the message, the pins: one statement (recordRunLaunch).
+        const recorded = await recordRunLaunch(client, {
           projectId: body.project_id,
-          kind: 'run_start',
-          runId,
-          createdBy: user.id,
-        });
-        const appended = await appendMessage(client, {
           sessionId: session.sessionId,
           runId,
-          role: 'user',
-          content: body.message,
+          userId: user.id,
+          message: body.message,
         });
-        await touchSession(client, session.sessionId);
-        // A session runs with the definitions current at its first run (docs/kernel.md).
-        await pinSessionDefinitions(client, session.sessionId);
-        // And reads its skills at the versions pinned for it; this run's are recorded now.
-        await pinRunSkills(client, { sessionId: session.sessionId, runId });
         const [answer, admitted] = await Promise.all([reservation, admission]);
         opened = admitted.ok && admitted.value.ok;
         reserved = answer.ok && answer.value.ok;
@@ -160,7 +143,7 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
         if (!answer.value.ok) throw new QuillError(reservationRefusal(answer.value.code));
         if (!admitted.ok) throw admitted.error;
         if (!admitted.value.ok) throw new QuillError('service_unavailable');
-        return appended;
+        return recorded;
       });
       // One connection keeps its publishes in order, so run_started is still the run's first frame.
       await Promise.all([
@@ -183,7 +166,7 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
             session_id: session.sessionId,
             project_id: body.project_id,
             user_id: user.id,
-            message_id: message.id,
+            message_id: message.messageId,
             message: body.message,
             focus_file_id: body.focus_file_id ?? null,
             attached_file_ids: body.attached_file_ids,
@@ -202,8 +185,10 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
       reserved = reserved || (answer.ok && answer.value.ok);
       opened = opened || (admitted.ok && admitted.value.ok);
       await undo(runId, user.id, { reserved, opened }, logger);
-      await releaseSessionLock(redis, lockKey, runId);
-      await releaseSemaphore(redis, semaphoreKey, runId);
+      await Promise.all([
+        releaseSessionLock(redis, lockKey, runId),
+        releaseSemaphore(redis, semaphoreKey, runId),
+      ]);
       if (error instanceof QuillError) throw error;
       if (error instanceof BusRequestError) throw new QuillError('service_unavailable', { cause: error });
       throw new QuillError('internal_error', { cause: error });

@@ -14,7 +14,13 @@ import {
   RunStartEnvelope,
 } from '@quill/contracts';
 import { getActiveRunForSession, getSession, type User } from '@quill/db';
-import { addProjectMember, createProject, createSession, createUser } from '@quill/db/gateway';
+import {
+  addProjectMember,
+  createProject,
+  createSession,
+  createUser,
+  saveSkillPackage,
+} from '@quill/db/gateway';
 import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
 import {
   countSemaphore,
@@ -40,6 +46,7 @@ let owner: User;
 let viewer: User;
 let projectId: string;
 let reserve: BillingReserveReply = { v: 1, ok: true, credits_left: 10 };
+let admit: RunOpenReply = { v: 1, ok: true, phase: 'idle' };
 const settles: BillingSettleRequest[] = [];
 const responders: Responder[] = [];
 /** The router's run admission, stood in by recorders: the run row is the router's to write. */
@@ -72,7 +79,7 @@ beforeAll(async () => {
       {
         handle: async (request) => {
           opens.push(request);
-          return { v: 1 as const, ok: true as const, phase: 'idle' as const };
+          return admit;
         },
         invalidReply: failed,
         failureReply: failed,
@@ -141,6 +148,25 @@ const launcher = () =>
 const body = (fields: Partial<AgentStreamBody> = {}) =>
   AgentStreamBody.parse({ project_id: projectId, message: '写第一章', ...fields });
 
+/** What the launch writes for a run or in a session: none of it may stay after a refusal. */
+async function launchRows(sessionId: string, runId?: string) {
+  const { rows } = await database.pool.query<{ messages: number; snapshots: number; skills: number }>(
+    `SELECT (SELECT count(*) FROM messages WHERE session_id = $1) AS messages,
+       (SELECT count(*) FROM snapshots WHERE run_id = $2) AS snapshots,
+       (SELECT count(*) FROM run_skill_versions WHERE run_id = $2) AS skills`,
+    [sessionId, runId ?? null],
+  );
+  return rows[0];
+}
+
+async function sessionCount(userId: string): Promise<number> {
+  const { rows } = await database.pool.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM sessions WHERE user_id = $1',
+    [userId],
+  );
+  return rows[0]!.n;
+}
+
 async function refusal(promise: Promise<unknown>): Promise<string> {
   const error = await promise.then(
     () => undefined,
@@ -206,6 +232,11 @@ describe('gateway run launcher', () => {
       const slots = await countSemaphore(redis, keys.userSemaphore(owner.id));
       const settled = settles.length;
       expect(await refusal(launcher()(owner, body({ session_id: sessionId }), logger))).toBe(refused);
+      expect(await launchRows(sessionId, opens.at(-1)?.run_id)).toEqual({
+        messages: 0,
+        snapshots: 0,
+        skills: 0,
+      });
       expect(await getActiveRunForSession(database.pool, sessionId)).toBeNull();
       expect(await getSession(database.pool, sessionId)).toMatchObject({ phase: 'idle' });
       // The run the router opened is dropped: it never started and no credit was taken.
@@ -217,10 +248,72 @@ describe('gateway run launcher', () => {
     },
   );
 
+  it('a run the router refuses to open is refused service_unavailable: no rows, credit given back, lock and slot free', async () => {
+    reserve = { v: 1, ok: true, credits_left: 10 };
+    admit = { v: 1, ok: false, code: 'internal_error' };
+    await saveSkillPackage(database.pool, owner.id, {
+      name: 'pacing',
+      description: '节奏',
+      content: '慢一点',
+      metadata: {},
+      resources: [],
+    });
+    const { sessionId } = await createSession(database.pool, { projectId, userId: owner.id, title: 'chat' });
+    const slots = await countSemaphore(redis, keys.userSemaphore(owner.id));
+    const settled = settles.length;
+    try {
+      expect(await refusal(launcher()(owner, body({ session_id: sessionId }), logger))).toBe(
+        'service_unavailable',
+      );
+    } finally {
+      admit = { v: 1, ok: true, phase: 'idle' };
+    }
+    const runId = opens.at(-1)!.run_id;
+    expect(await launchRows(sessionId, runId)).toEqual({ messages: 0, snapshots: 0, skills: 0 });
+    // Billing reserved meanwhile: the launch settles that run as a refund.
+    expect(settles.slice(settled)).toMatchObject([{ run_id: runId, outcome: { terminal: 'error' } }]);
+    expect(await getSessionLockHolder(redis, keys.sessionLock(sessionId))).toBeNull();
+    expect(await countSemaphore(redis, keys.userSemaphore(owner.id))).toBe(slots);
+
+    // The same session launches once the router admits: every row of the launch, in one go.
+    const launched = await launcher()(owner, body({ session_id: sessionId }), logger);
+    expect(await launchRows(sessionId, launched.runId)).toEqual({ messages: 1, snapshots: 1, skills: 1 });
+  });
+
+  it('a user at the run limit is refused too_many_active_runs without keeping the session lock', async () => {
+    reserve = { v: 1, ok: true, credits_left: 10 };
+    const held = await countSemaphore(redis, keys.userSemaphore(owner.id));
+    const atLimit = createRunLauncher({
+      bus,
+      pool: database.pool,
+      redis,
+      keys,
+      settings: {
+        sessionLockTtlMs: 60_000,
+        requestTimeoutMs: 2_000,
+        requestDeadlineMs: 4_000,
+        userMaxConcurrentRuns: held,
+      },
+    });
+    const { sessionId } = await createSession(database.pool, { projectId, userId: owner.id, title: 'chat' });
+    expect(await refusal(atLimit(owner, body({ session_id: sessionId }), logger))).toBe(
+      'too_many_active_runs',
+    );
+    expect(await getSessionLockHolder(redis, keys.sessionLock(sessionId))).toBeNull();
+    expect(await countSemaphore(redis, keys.userSemaphore(owner.id))).toBe(held);
+    expect(await launchRows(sessionId)).toMatchObject({ messages: 0 });
+  });
+
   it('a viewer cannot start runs (forbidden); an unknown project is not_found', async () => {
+    const before = await sessionCount(viewer.id);
     expect(await refusal(launcher()(viewer, body(), logger))).toBe('forbidden');
     expect(await refusal(launcher()(owner, body({ project_id: crypto.randomUUID() }), logger))).toBe(
       'not_found',
     );
+    // A refused new-session launch leaves no session behind.
+    expect(await sessionCount(viewer.id)).toBe(before);
+    // Another user's session is not found, even in a project the caller may write to.
+    const { sessionId } = await createSession(database.pool, { projectId, userId: viewer.id, title: 'v' });
+    expect(await refusal(launcher()(owner, body({ session_id: sessionId }), logger))).toBe('not_found');
   });
 });

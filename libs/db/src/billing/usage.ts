@@ -85,12 +85,20 @@ export async function usageTodayByModel(db: Queryable, userId: string): Promise<
   return rows.map((row) => ({ provider: row.provider, model: row.model, ...toTotals(row) }));
 }
 
+/**
+ * Tokens the user has used today (UTC), what the daily cap is checked against, as an SQL
+ * expression (`user` one too): billing's reserve checks it in its one statement (quota.ts).
+ */
+export function tokensUsedTodaySql(user: string): string {
+  return `(SELECT coalesce(sum(total_tokens), 0) FROM usage_records
+     WHERE user_id = ${user} AND created_at >= ${TODAY_START_UTC})`;
+}
+
 /** Tokens the user has used today (UTC): what the daily cap is checked against. */
 export async function tokensUsedToday(db: Queryable, userId: string): Promise<number> {
   if (!isUuid(userId)) return 0;
   const { rows } = await db.query<{ total_tokens: number }>(
-    `SELECT coalesce(sum(total_tokens), 0) AS total_tokens FROM usage_records
-     WHERE user_id = $1 AND created_at >= ${TODAY_START_UTC}`,
+    `SELECT ${tokensUsedTodaySql('$1')} AS total_tokens`,
     [userId],
   );
   return Number(rows[0]!.total_tokens);

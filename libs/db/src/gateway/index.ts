@@ -1,7 +1,7 @@
 // The gateway's write functions, and only its code imports them (test/arch/import-rules.ts,
 // docs/architecture.md "libs/db, split by owner"); what another owner writes too comes from shared-tables/.
 export { recordAiArtifact, setArtifactAcceptance } from '../shared-tables/artifacts.ts';
-export { pinSessionDefinitions, upgradeSessionDefinitions } from '../shared-tables/definitions.ts';
+export { upgradeSessionDefinitions } from '../shared-tables/definitions.ts';
 export { saveFileContentIfVersion, setFileTitle, setFileVisibility } from '../shared-tables/file-edits.ts';
 export { createFile, softDeleteFile } from '../shared-tables/files.ts';
 export { appendMessage } from '../shared-tables/messages.ts';
@@ -20,9 +20,10 @@ export { importProject } from './project-import.ts';
 export { insertProjectMember, removeProjectMember, setProjectMemberRole } from './project-members.ts';
 export { addProjectMember, createProject } from './projects.ts';
 export { restoreSnapshot, undoRun } from './restore.ts';
+export { openLaunchSession, recordRunLaunch } from './run-launch.ts';
 export { renameSession, softDeleteSession } from './session-listing.ts';
-export { createSession, touchSession } from './sessions.ts';
-export { pinRunSkills, upgradeSessionSkills } from './skill-versions.ts';
+export { createSession } from './sessions.ts';
+export { upgradeSessionSkills } from './skill-versions.ts';
 export { deleteSkill, saveSkillPackage, setSkillEnabled } from './skills.ts';
 export { takeSnapshot } from './snapshots.ts';
 export {

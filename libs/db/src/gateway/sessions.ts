@@ -100,8 +100,10 @@ export async function listSessions(db: Queryable, projectId: string, userId: str
   return rows.map(toSession);
 }
 
-/** Marks the session active (it sorts first in the session list): the author just wrote in it. */
-export async function touchSession(db: Queryable, sessionId: string): Promise<void> {
-  if (!isUuid(sessionId)) return;
-  await db.query('UPDATE sessions SET updated_at = now() WHERE session_id = $1', [sessionId]);
+/**
+ * The UPDATE that marks the session active (it sorts first in the session list) when the author
+ * writes in it; a CTE of the launch's single statement (run-launch.ts).
+ */
+export function touchSessionSql(session: string): string {
+  return `UPDATE sessions SET updated_at = now() WHERE session_id = ${session}`;
 }

@@ -88,28 +88,28 @@ export async function recordSkillVersion(
 }
 
 /**
- * At a run's launch, in its transaction: pins the newest version of each of the session owner's
- * skills the session has no pin for yet (all of them at its first run), then records the pinned
- * versions of the enabled ones as the run's.
+ * At a run's launch, as CTEs of its single statement (run-launch.ts; `session` and `run` are SQL
+ * expressions): pins the newest version of each of the session owner's skills the session has no
+ * pin for yet (all of them at its first run), then records the pinned versions of the enabled ones
+ * as the run's. The record reads the pins the statement started with plus those it just added:
+ * CTEs of one statement do not see each other's rows.
  */
-export async function pinRunSkills(
-  db: Queryable,
-  input: { sessionId: string; runId: string },
-): Promise<void> {
-  await db.query(
-    `INSERT INTO session_skill_pins (session_id, skill_id, version)
-     SELECT se.session_id, s.id, s.version FROM sessions se JOIN skills s ON s.owner_id = se.user_id
-     WHERE se.session_id = $1
-     ON CONFLICT (session_id, skill_id) DO NOTHING`,
-    [input.sessionId],
-  );
-  await db.query(
-    `INSERT INTO run_skill_versions (run_id, skill_id, name, version)
-     SELECT $2, s.id, s.name, p.version FROM session_skill_pins p JOIN skills s ON s.id = p.skill_id
-     WHERE p.session_id = $1 AND s.enabled
-     ON CONFLICT (run_id, skill_id) DO NOTHING`,
-    [input.sessionId, input.runId],
-  );
+export function pinRunSkillsCtes(session: string, run: string): string {
+  return `skill_pins_added AS (
+       INSERT INTO session_skill_pins (session_id, skill_id, version)
+       SELECT se.session_id, s.id, s.version FROM sessions se JOIN skills s ON s.owner_id = se.user_id
+       WHERE se.session_id = ${session}
+       ON CONFLICT (session_id, skill_id) DO NOTHING
+       RETURNING skill_id, version
+     ), run_skills_recorded AS (
+       INSERT INTO run_skill_versions (run_id, skill_id, name, version)
+       SELECT ${run}, s.id, s.name, p.version FROM (
+         SELECT skill_id, version FROM session_skill_pins WHERE session_id = ${session}
+         UNION ALL SELECT skill_id, version FROM skill_pins_added
+       ) p JOIN skills s ON s.id = p.skill_id
+       WHERE s.enabled
+       ON CONFLICT (run_id, skill_id) DO NOTHING
+     )`;
 }
 
 // A run launched before skill versions existed (or made outside the gateway, as unit tests do)

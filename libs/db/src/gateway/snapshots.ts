@@ -71,6 +71,23 @@ const STATE_SQL = `jsonb_build_object('v', 1, 'notes', p.notes, 'notes_version',
 const MARK_SQL = 'COALESCE((SELECT max(c.id) FROM project_changes c WHERE c.project_id = p.id), 0)';
 
 /**
+ * The INSERT that takes a snapshot, its values given as SQL expressions (placeholders), so the
+ * launch's single statement (run-launch.ts) takes the run's start snapshot by the same rule.
+ */
+export function snapshotInsertSql(values: {
+  project: string;
+  label: string;
+  kind: string;
+  run: string;
+  createdBy: string;
+}): string {
+  return `INSERT INTO snapshots (project_id, label, kind, run_id, created_by, change_mark, data)
+     SELECT p.id, ${values.label}, ${values.kind}, ${values.run}, ${values.createdBy}, ${MARK_SQL}, ${STATE_SQL}
+     FROM projects p WHERE p.id = ${values.project} AND p.deleted_at IS NULL
+     ON CONFLICT (run_id) WHERE kind = 'run_start' DO NOTHING`;
+}
+
+/**
  * Takes a snapshot. A run's start snapshot is taken once (a second take for the same run returns
  * the first), so a retried launch does not move the state the run is undone to.
  */
@@ -80,10 +97,7 @@ export async function takeSnapshot(
 ): Promise<Snapshot | null> {
   if (!isUuid(input.projectId)) return null;
   const { rows } = await db.query<SnapshotRow>(
-    `INSERT INTO snapshots (project_id, label, kind, run_id, created_by, change_mark, data)
-     SELECT p.id, $2, $3, $4::uuid, $5::uuid, ${MARK_SQL}, ${STATE_SQL}
-     FROM projects p WHERE p.id = $1 AND p.deleted_at IS NULL
-     ON CONFLICT (run_id) WHERE kind = 'run_start' DO NOTHING
+    `${snapshotInsertSql({ project: '$1', label: '$2', kind: '$3', run: '$4::uuid', createdBy: '$5::uuid' })}
      RETURNING ${COLUMNS}`,
     [input.projectId, input.label ?? '', input.kind, input.runId ?? null, input.createdBy ?? null],
   );

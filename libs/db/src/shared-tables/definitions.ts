@@ -64,15 +64,20 @@ export async function seedRoleDefinition(
   return rows[0]!.version;
 }
 
+/**
+ * The INSERT that pins every role's current version the session has no pin for yet, the session
+ * given as an SQL expression: the launch's single statement runs it (gateway/run-launch.ts).
+ */
+export function pinSessionDefinitionsSql(session: string): string {
+  return `INSERT INTO session_definition_pins (session_id, role, version)
+     SELECT DISTINCT ON (role) ${session}, role, version FROM role_definitions
+     ORDER BY role, current_since DESC
+     ON CONFLICT (session_id, role) DO NOTHING`;
+}
+
 /** Pins every role's current version the session has no pin for yet (its first run does this). */
 export async function pinSessionDefinitions(db: Queryable, sessionId: string): Promise<void> {
-  await db.query(
-    `INSERT INTO session_definition_pins (session_id, role, version)
-     SELECT DISTINCT ON (role) $1::uuid, role, version FROM role_definitions
-     ORDER BY role, current_since DESC
-     ON CONFLICT (session_id, role) DO NOTHING`,
-    [sessionId],
-  );
+  await db.query(pinSessionDefinitionsSql('$1::uuid'), [sessionId]);
 }
 
 /**

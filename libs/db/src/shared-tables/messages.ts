@@ -74,6 +74,16 @@ export async function appendMessage(
   return toMessage(rows[0]!);
 }
 
+/**
+ * The INSERT of the author's message of a run, returning its id; a CTE of the launch's single
+ * statement (gateway/run-launch.ts). Same row as appendMessage with role `user` and no routing.
+ */
+export function authorMessageInsertSql(values: { session: string; run: string; content: string }): string {
+  return `INSERT INTO messages (id, session_id, run_id, role, content)
+     VALUES (gen_random_uuid(), ${values.session}, ${values.run}, 'user', ${values.content})
+     RETURNING id`;
+}
+
 // pg would send a JS array as a Postgres array literal, not JSON; stringify everything ourselves.
 function toJson(value: unknown): string | null {
   return value === undefined || value === null ? null : JSON.stringify(value);
