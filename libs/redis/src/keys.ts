@@ -1,4 +1,4 @@
-/** Redis key builders (docs/architecture.md "Redis"); every key carries the deployment / test prefix. */
+/** Redis key builders (docs/architecture.md "What each service owns", its Redis keys column); every key carries the deployment / test prefix. */
 export interface RedisKeys {
   readonly prefix: string;
   sessionLock(sessionId: string): string;
