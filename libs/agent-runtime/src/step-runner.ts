@@ -8,6 +8,7 @@ import { withAuthorTextShaping } from './author-text-shaper.ts';
 import { withChatHold } from './chat-hold.ts';
 import { createStepEmitter } from './frame-emitter.ts';
 import { runModelTurn, saveOpenCapture } from './model-turn.ts';
+import type { AppliedDefinition } from './role-definition.ts';
 import type { RoleWorkerDependencies } from './role-worker.ts';
 import { createModelCallBudget, createTokenBudget } from './run-budget.ts';
 import { drainSteering } from './steering.ts';
@@ -20,6 +21,10 @@ import { createUsageReporter } from './usage-reporter.ts';
 
 export interface StepRun {
   task: TaskEnvelope;
+  /** The step's compiled context (context.compile, asked by the worker for this task). */
+  messages: ChatMessage[];
+  /** The role definition the step runs with (its session's pin). */
+  definition: AppliedDefinition;
   epoch: number;
   /** The task's delivery count: frames and usage of each delivery have their own ids. */
   attempt: number;
@@ -66,8 +71,8 @@ export async function runStepTurns(
   );
   const tools = createToolRunState();
   if (journal) await restoreToolState(pool, tools, journal);
-  const definition = await dependencies.definitionFor(task);
-  const prefix: ChatMessage[] = [...task.messages, { role: 'user', content: definition.prompt }];
+  const { definition } = run;
+  const prefix: ChatMessage[] = [...run.messages, { role: 'user', content: definition.prompt }];
   const config: StepConfig = {
     runId,
     role: task.role,

@@ -1,14 +1,18 @@
 import { ack, type DeliveryContext, type Disposition, nak, publishEnvelope, term } from '@quill/bus';
-import { msgIds, type RunStartEnvelope, StepRecordEnvelope, TaskEnvelope } from '@quill/contracts';
+import {
+  type AgentRole,
+  msgIds,
+  type RunStartEnvelope,
+  StepRecordEnvelope,
+  TaskEnvelope,
+} from '@quill/contracts';
 import { getRun } from '@quill/db';
 import { renewSemaphore, renewSessionLock } from '@quill/redis';
 import { requestStop, watchStop } from '@quill/run-control';
 import type { Logger } from 'pino';
-import { type RoutingReads, readRouting } from './routing/route-run.ts';
+import { readRouting } from './routing/route-run.ts';
 import { type FinisherDependencies, finishRunWith, publishDone } from './run-finisher.ts';
 import type { RunLeases } from './run-leases.ts';
-import type { RunState } from './run-state.ts';
-import { compileStepContext, type PendingStepContext } from './step-context.ts';
 import { openStepLog } from './step-log.ts';
 import { nextAction } from './workflow/engine.ts';
 import type { WorkflowPlan } from './workflow/workflow-plan.ts';
@@ -64,20 +68,31 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
     let run = runRead.value;
     const stopWatch = stopRead.value;
     const steps = stepsRead.value;
-    // Compile while routing (docs/decisions/0029-launch-compiles-while-routing.md): when the
-    // routing needs no model call, the first step is known now, and its context compiles while
-    // the run is picked up, its lease taken and its routing stored.
-    let early =
-      (run?.phase === 'idle' || run?.phase === 'running') && !stopWatch.reason()
-        ? await foreseenStep(start, routingReads, steps.state)
+    // The run lease is taken while the run is: both are on the way to the first token, and a run
+    // that turns out to be over gives it back at once.
+    const leasing =
+      run?.phase === 'idle' || run?.phase === 'running'
+        ? dependencies.leases.hold(start.run_id, delivery.ackSubject, log)
         : undefined;
+    leasing?.catch(() => undefined);
+    const releaseLeasing = async () => {
+      await leasing?.then(
+        (held) => held.release(),
+        () => undefined,
+      );
+    };
     // Admitted by the gateway (`idle`): this router takes it, run and session → `running`.
     if (run?.phase === 'idle') {
-      const taken = await dependencies.phases.startRun(run);
+      const taken = await dependencies.phases.startRun(run).catch(async (error: unknown) => {
+        await releaseLeasing();
+        await closeOpened();
+        throw error;
+      });
       if (taken.kind === 'applied') run = { ...run, phase: 'running' };
       else run = await getRun(pool, start.run_id);
     }
     if (run?.phase !== 'running') {
+      await releaseLeasing();
       await closeOpened();
       if (!run) return term('unknown run');
       // Ended already; the router that ended it may have died before its last frame.
@@ -88,7 +103,7 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
     else log.info('run taken');
     let lease: { release(): Promise<void> };
     try {
-      lease = await dependencies.leases.hold(start.run_id, delivery.ackSubject, log);
+      lease = await (leasing ?? dependencies.leases.hold(start.run_id, delivery.ackSubject, log));
     } catch (error) {
       await closeOpened();
       throw error;
@@ -119,13 +134,7 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
         if (action.kind === 'dispatch') {
           if (stopReason) return await finish({ terminal: 'stopped', reason: stopReason });
           const extras = await dependencies.workflow.beforeDispatch(start, workflowPlan, steps.state, action);
-          const compiled =
-            early?.step === action.step && early.role === action.role
-              ? early
-              : compileStepContext(dependencies, start, action.step, action.role);
-          early = undefined;
-          const failure = await dispatch(start, compiled, epoch, extras);
-          if (failure) return await finish(failure);
+          await dispatch(start, action.step, action.role, epoch, extras);
         }
         // After a stop the worker still gets a moment to save what it captured and report.
         const waitUntil = stopSeenAt ? Math.min(deadline, stopSeenAt + settings.stopGraceMs) : deadline;
@@ -159,33 +168,18 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
     await renewSemaphore(redis, keys.userSemaphore(start.user_id), start.run_id, settings.sessionLockTtlMs);
   }
 
-  /** The step the run dispatches first, its context already compiling; undefined when the model routes. */
-  async function foreseenStep(
-    start: RunStartEnvelope,
-    routingReads: Promise<RoutingReads>,
-    state: RunState,
-  ): Promise<PendingStepContext | undefined> {
-    // A failed read is the routing's to report.
-    const reads = await routingReads.catch(() => undefined);
-    const foreseen = reads ? dependencies.workflow.foresee(start, reads) : undefined;
-    if (!foreseen) return undefined;
-    const action = nextAction(state, foreseen, settings.maxIterations);
-    if (action.kind !== 'dispatch') return undefined;
-    return compileStepContext(dependencies, start, action.step, action.role);
-  }
-
   async function dispatch(
     start: RunStartEnvelope,
-    pending: PendingStepContext,
+    step: number,
+    role: AgentRole,
     epoch: number,
     extras: TaskExtras,
-  ): Promise<FinishOutcome | undefined> {
-    const { step, role } = pending;
-    const compiled = await pending.context;
-    if ('failure' in compiled) return compiled.failure;
+  ): Promise<void> {
     // Dispatched goes out first on the same connection, so the server stores it before the task:
     // a takeover that sees it waits for the result instead of dispatching again (and the task's
-    // msg id would drop a second copy anyway). Both are awaited together, one round trip.
+    // msg id would drop a second copy anyway). Both are awaited together, one round trip. The
+    // task carries what its context is compiled from, not the compiled prompt: the worker asks
+    // the context service itself (docs/decisions/0033-dispatch-by-reference.md).
     await Promise.all([
       publishEnvelope(
         bus,
@@ -208,12 +202,16 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
           role,
           epoch,
           generation_mode: start.generation_mode,
-          messages: compiled.messages,
+          context: {
+            message: start.message,
+            focus_file_id: start.focus_file_id,
+            attached_file_ids: start.attached_file_ids,
+            ui_language: start.ui_language,
+          },
           ...extras,
         },
         { msgId: msgIds.task(start.run_id, step) },
       ),
     ]);
-    return undefined;
   }
 }

@@ -1,6 +1,6 @@
 import type { Phase } from '@quill/contracts';
 import { type FinishRunInput, getActiveRunForSession, type PhaseWrite, type Queryable } from '@quill/db';
-import { answerSessionIfSettled, finishRun, setSessionPhase, startRun } from '@quill/db/router';
+import { answerSessionIfSettled, finishRun, setSessionPhase, takeRun } from '@quill/db/router';
 import type { Logger } from 'pino';
 
 /**
@@ -54,9 +54,10 @@ export function createPhaseWriter(db: Queryable, logger: Logger): PhaseWriter {
 
   return {
     async startRun(run) {
-      const write = report('run', run.runId, await startRun(db, run.runId), 'taken by a router');
-      if (write.kind === 'applied') await setSession(run.sessionId, 'running');
-      return write;
+      // Run and session in one statement: it is on the way to the first token.
+      const taken = await takeRun(db, run);
+      if (taken.session) report('session', run.sessionId, taken.session, 'session → running');
+      return report('run', run.runId, taken.run, 'taken by a router');
     },
     async endRun(run, input, options = {}) {
       const write = report('run', run.runId, await finishRun(db, run.runId, input), `run → ${input.phase}`);
