@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import {
   type ChatMessage,
   ContextCompileReply,
@@ -99,11 +100,17 @@ export function createContextCompiler(dependencies: CompilerDependencies) {
 
     const turn = composeTurn(inputs, settings, count);
     let record = turn.record;
-    if (turn.fresh) {
-      // The first compile of the run stores it; a racing one that stored first wins.
-      record = parseTurnRecord(await saveRunTurnContext(pool, request.run_id, record)) ?? record;
+    // The first compile of the run stores it; a racing one that stored first wins. The role's
+    // prompt is composed while the row is written, and again only when another record won.
+    const saving = turn.fresh ? saveRunTurnContext(pool, request.run_id, record) : undefined;
+    let prompt = composeRolePrompt(inputs, record, settings, count);
+    if (saving) {
+      const stored = parseTurnRecord(await saving) ?? record;
+      if (!isDeepStrictEqual(stored, record)) {
+        record = stored;
+        prompt = composeRolePrompt(inputs, record, settings, count);
+      }
     }
-    const prompt = composeRolePrompt(inputs, record, settings, count);
 
     let plan = planHistoryWindow(historyInput(inputs, prompt, settings, count));
     if (plan.kind === 'compact') {
