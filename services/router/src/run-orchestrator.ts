@@ -6,7 +6,6 @@ import {
   StepRecordEnvelope,
   TaskEnvelope,
 } from '@quill/contracts';
-import { getRun } from '@quill/db';
 import { renewSemaphore, renewSessionLock } from '@quill/redis';
 import { requestStop, watchStop } from '@quill/run-control';
 import type { Logger } from 'pino';
@@ -47,52 +46,39 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
     delivery: DeliveryContext,
   ): Promise<Disposition> {
     const log = dependencies.logger.child({ run_id: start.run_id, session_id: start.session_id });
-    // The stop watch, the step log and the routing reads are opened while the run row is read:
-    // all four are on the way to the first token.
+    // One round on the way to the first token: the run is taken (run and session → `running`,
+    // one statement that also reads the row) and its lease held while the stop watch, the step
+    // log and the routing reads open. A run that turns out to be over gives the lease back.
     const routingReads = readRouting(pool, start);
     // Awaited by the routing below; a run that goes no further leaves it unread.
     routingReads.catch(() => undefined);
-    const [runRead, stopRead, stepsRead] = await Promise.allSettled([
-      getRun(pool, start.run_id),
+    const leasing = dependencies.leases.hold(start.run_id, delivery.ackSubject, log);
+    leasing.catch(() => undefined);
+    const [takeRead, stopRead, stepsRead] = await Promise.allSettled([
+      dependencies.phases.takeRun(start.run_id),
       watchStop(bus, redis, keys, start.run_id),
       openStepLog(bus, start.run_id, log),
     ]);
     const closeOpened = async () => {
-      if (stopRead.status === 'fulfilled') stopRead.value.close();
-      if (stepsRead.status === 'fulfilled') await stepsRead.value.close();
-    };
-    if (runRead.status === 'rejected' || stopRead.status === 'rejected' || stepsRead.status === 'rejected') {
-      await closeOpened();
-      throw [runRead, stopRead, stepsRead].find((read) => read.status === 'rejected')!.reason;
-    }
-    let run = runRead.value;
-    const stopWatch = stopRead.value;
-    const steps = stepsRead.value;
-    // The run lease is taken while the run is: both are on the way to the first token, and a run
-    // that turns out to be over gives it back at once.
-    const leasing =
-      run?.phase === 'idle' || run?.phase === 'running'
-        ? dependencies.leases.hold(start.run_id, delivery.ackSubject, log)
-        : undefined;
-    leasing?.catch(() => undefined);
-    const releaseLeasing = async () => {
-      await leasing?.then(
+      await leasing.then(
         (held) => held.release(),
         () => undefined,
       );
+      if (stopRead.status === 'fulfilled') stopRead.value.close();
+      if (stepsRead.status === 'fulfilled') await stepsRead.value.close();
     };
-    // Admitted by the gateway (`idle`): this router takes it, run and session → `running`.
-    if (run?.phase === 'idle') {
-      const taken = await dependencies.phases.startRun(run).catch(async (error: unknown) => {
-        await releaseLeasing();
-        await closeOpened();
-        throw error;
-      });
-      if (taken.kind === 'applied') run = { ...run, phase: 'running' };
-      else run = await getRun(pool, start.run_id);
+    if (takeRead.status === 'rejected' || stopRead.status === 'rejected' || stepsRead.status === 'rejected') {
+      await closeOpened();
+      throw [takeRead, stopRead, stepsRead].find((read) => read.status === 'rejected')!.reason;
     }
+    const taken = takeRead.value;
+    const stopWatch = stopRead.value;
+    const steps = stepsRead.value;
+    const run =
+      taken.found && taken.run.kind === 'applied'
+        ? { ...taken.found, phase: 'running' as const }
+        : taken.found;
     if (run?.phase !== 'running') {
-      await releaseLeasing();
       await closeOpened();
       if (!run) return term('unknown run');
       // Ended already; the router that ended it may have died before its last frame.
@@ -103,9 +89,10 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
     else log.info('run taken');
     let lease: { release(): Promise<void> };
     try {
-      lease = await (leasing ?? dependencies.leases.hold(start.run_id, delivery.ackSubject, log));
+      lease = await leasing;
     } catch (error) {
-      await closeOpened();
+      if (stopRead.status === 'fulfilled') stopRead.value.close();
+      await steps.close();
       throw error;
     }
 

@@ -3,6 +3,14 @@
 export { attachReviewFindings } from '../shared-tables/artifacts.ts';
 export { appendMessage } from '../shared-tables/messages.ts';
 export { deleteEmptyFiles, mergeMessageRouting } from '../shared-tables/routing.ts';
-export { answerSessionIfSettled, setSessionPhase, takeRun } from './phase-writes.ts';
+export { answerSessionIfSettled, setSessionPhase } from './phase-writes.ts';
 export { saveRunArchive } from './run-archives.ts';
-export { copySettledDecisions, createRun, discardIdleRun, finishRun, startRun } from './runs.ts';
+export {
+  copySettledDecisions,
+  createRun,
+  discardIdleRun,
+  finishRun,
+  startRun,
+  type TakenRun,
+  takeRun,
+} from './runs.ts';

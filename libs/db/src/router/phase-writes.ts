@@ -1,4 +1,4 @@
-import { checkTransition, type Phase, type PhaseSubject, phasesLeadingTo } from '@quill/contracts';
+import { checkTransition, type Phase, type PhaseSubject } from '@quill/contracts';
 import { isUuid } from '../ids.ts';
 import type { Queryable } from '../pool.ts';
 import { OPEN_ARTIFACT_STATES } from '../shared-tables/artifacts.ts';
@@ -163,57 +163,8 @@ export function setSessionPhase(
   });
 }
 
-/**
- * A router took the run from the queue: run `idle` → `running` and its session → `running`, in
- * one statement (one round trip and one commit on the way to the first token, instead of a read
- * and a compare-and-set for each). The transition table still decides: each write is a
- * compare-and-set on the phases `phasesLeadingTo` lists, and the phases found before it give the
- * same verdicts `movePhase` would (`unchanged` for a takeover's `running`, `illegal` otherwise).
- * The session moves only when the run did.
- */
-export async function takeRun(
-  db: Queryable,
-  input: { runId: string; sessionId: string },
-): Promise<{ run: PhaseWrite; session: PhaseWrite | undefined }> {
-  if (!isUuid(input.runId) || !isUuid(input.sessionId))
-    return { run: { kind: 'missing' }, session: undefined };
-  const { rows } = await db.query<{
-    run_before: Phase | null;
-    session_exists: boolean;
-    session_before: Phase | null;
-    run_moved: boolean;
-    session_moved: boolean;
-  }>(
-    `WITH run AS (
-       UPDATE runs SET phase = 'running', updated_at = now()
-       WHERE run_id = $1 AND phase = ANY($3::text[])
-       RETURNING run_id
-     ), session AS (
-       INSERT INTO session_phases AS p (session_id, phase, clarification_pending)
-       SELECT $2, 'running', false FROM run
-       WHERE EXISTS (SELECT 1 FROM sessions WHERE session_id = $2)
-       ON CONFLICT (session_id) DO UPDATE SET phase = 'running', updated_at = now()
-       WHERE p.phase = ANY($4::text[])
-       RETURNING p.session_id
-     )
-     SELECT (SELECT phase FROM runs WHERE run_id = $1) AS run_before,
-       EXISTS (SELECT 1 FROM sessions WHERE session_id = $2) AS session_exists,
-       (SELECT phase FROM session_phases WHERE session_id = $2) AS session_before,
-       EXISTS (SELECT 1 FROM run) AS run_moved,
-       EXISTS (SELECT 1 FROM session) AS session_moved`,
-    [input.runId, input.sessionId, phasesLeadingTo('run', 'running'), phasesLeadingTo('session', 'running')],
-  );
-  // The outer SELECT reads the snapshot before the statement's own writes: the phases found.
-  const row = rows[0]!;
-  const run = verdictOf('run', row.run_before, row.run_moved);
-  if (run.kind !== 'applied') return { run, session: undefined };
-  const session = row.session_exists
-    ? verdictOf('session', row.session_before ?? 'idle', row.session_moved)
-    : ({ kind: 'missing' } as const);
-  return { run, session };
-}
-
-function verdictOf(subject: PhaseSubject, before: Phase | null, moved: boolean): PhaseWrite {
+/** What a compare-and-set to `running` that found `before` means (the caller's one-statement take). */
+export function verdictOf(subject: PhaseSubject, before: Phase | null, moved: boolean): PhaseWrite {
   if (before === null) return { kind: 'missing' };
   if (moved) return { kind: 'applied', from: before, to: 'running' };
   const verdict = checkTransition(subject, before, 'running');
