@@ -10,8 +10,7 @@ import { createStepEmitter } from './frame-emitter.ts';
 import { runModelTurn, saveOpenCapture } from './model-turn.ts';
 import type { AppliedDefinition } from './role-definition.ts';
 import type { RoleWorkerDependencies } from './role-worker.ts';
-import { createModelCallBudget, createTokenBudget } from './run-budget.ts';
-import { drainSteering } from './steering.ts';
+import { createTokenBudget, createTurnOpener } from './run-budget.ts';
 import { restoreToolState, type StepJournalData } from './step-journal.ts';
 import { createStepStore } from './step-progress.ts';
 import { driveStep, type StepPorts } from './step-shell.ts';
@@ -114,7 +113,7 @@ export async function runStepTurns(
     emitter,
     log,
   });
-  const modelCalls = createModelCallBudget(dependencies.redis, dependencies.keys, runId, {
+  const turns = createTurnOpener(dependencies.redis, dependencies.keys, runId, {
     maxRunModelCalls: settings.maxRunModelCalls,
     counterTtlSeconds: settings.modelCallCounterTtlSeconds,
   });
@@ -174,9 +173,7 @@ export async function runStepTurns(
     },
     signals: {
       read: () => ({ stopReason: stopWatch.reason(), handBack: handBack?.aborted === true }),
-      drainSteering: () => drainSteering(dependencies.redis, dependencies.keys, runId),
-      takeModelCall: () => modelCalls.take(),
-      tokensSpent: () => tokens.spent(),
+      openTurn: () => turns.open(),
       spendTokens: (count) => tokens.spend(count),
     },
     tools: {
