@@ -122,12 +122,17 @@ export function createRoleTaskHandler(dependencies: RoleWorkerDependencies) {
       // its late writes are fenced out.
       const epoch = redelivered ? await settled(() => bumpRunEpoch(pool, task.run_id)) : run.epoch;
       if (epoch === null) return ack;
-      const [context, definition] = await Promise.all([compiling, defining]);
-      if ('failure' in context) {
-        // No context, no step: reported failed with the code, so the router ends the run with
-        // one error frame (what it did when it compiled the context itself).
-        await publishResult(task, failedBeforeStart(task, dependencies.instanceId, context.failure));
-        return ack;
+      // A step that had finished needs neither: its journaled result only has to be published.
+      let prepared: Pick<StepRun, 'messages' | 'definition'> | undefined;
+      if (!journal?.result) {
+        const [context, definition] = await Promise.all([compiling, defining]);
+        if ('failure' in context) {
+          // No context, no step: reported failed with the code, so the router ends the run with
+          // one error frame (what it did when it compiled the context itself).
+          await publishResult(task, failedBeforeStart(task, dependencies.instanceId, context.failure));
+          return ack;
+        }
+        prepared = { messages: context.messages, definition };
       }
       log.info(
         { role: task.role, delivery: delivery.deliveryCount, resumed_turn: journal?.turn },
@@ -140,8 +145,7 @@ export function createRoleTaskHandler(dependencies: RoleWorkerDependencies) {
           journal?.result ??
           (await runStep({
             task,
-            messages: context.messages,
-            definition,
+            ...prepared!,
             epoch,
             attempt: delivery.deliveryCount,
             log,
