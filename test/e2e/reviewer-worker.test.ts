@@ -52,10 +52,8 @@ describe('reviewer service', () => {
       role: 'quality_reviewer',
       epoch: 0,
       generation_mode: 'quality',
-      messages: [
-        { role: 'system', content: '你是 Quill 写作助手团队的一员。' },
-        { role: 'user', content: '请审查第一章。' },
-      ],
+      // The reviewer compiles its own context from the task (dispatch by reference).
+      context: { message: '请审查第一章。', focus_file_id: null, attached_file_ids: [], ui_language: 'zh' },
     });
     let result: StepRecordEnvelope | undefined;
     for await (const item of steps) {
@@ -88,5 +86,55 @@ describe('reviewer service', () => {
     // The reviewer's set (docs/agent-behaviour.md): reads and hands back, never a file-writing tool.
     expect(tools.map((tool) => tool.function.name)).toEqual([...QUALITY_REVIEWER_TOOL_NAMES]);
     expect(tools.some((tool) => FILE_WRITE_TOOL_NAMES.includes(tool.function.name))).toBe(false);
+  });
+
+  it('reports a task whose context cannot be compiled as a failed step with the compile’s code, without a model call', async () => {
+    const session = await createSession(stack.pool, {
+      projectId: stack.projectId,
+      userId: stack.userId,
+      title: 'no context',
+    });
+    const runId = randomUUID();
+    await createRun(stack.pool, {
+      runId,
+      sessionId: session.sessionId,
+      projectId: stack.projectId,
+      userId: stack.userId,
+      generationMode: 'quality',
+    });
+    await startRun(stack.pool, runId);
+    const steps = await readOrdered(bus, {
+      stream: bus.names.streams.events,
+      subject: bus.names.steps(runId),
+      schema: StepRecordEnvelope,
+    });
+    // The worker compiles the step's context itself (dispatch by reference); a project that does
+    // not exist is the context service's not_found.
+    await publishEnvelope(bus, bus.names.task('quality_reviewer', runId), TaskEnvelope, {
+      v: 1,
+      run_id: runId,
+      session_id: session.sessionId,
+      project_id: randomUUID(),
+      user_id: stack.userId,
+      step: 0,
+      role: 'quality_reviewer',
+      epoch: 0,
+      generation_mode: 'quality',
+      context: { message: '请审查第一章。', focus_file_id: null, attached_file_ids: [], ui_language: 'zh' },
+    });
+    let result: StepRecordEnvelope | undefined;
+    for await (const item of steps) {
+      result = item.envelope;
+      if (result?.kind === 'result') break;
+    }
+    await steps.close();
+    if (result?.kind !== 'result') throw new Error('no step result');
+    expect(result.result).toMatchObject({
+      role: 'quality_reviewer',
+      outcome: 'failed',
+      error_code: 'not_found',
+      model_calls: 0,
+    });
+    expect(stack.fakeLlm.requests({ run_id: runId })).toEqual([]);
   });
 });

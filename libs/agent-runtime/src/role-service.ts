@@ -59,6 +59,8 @@ export async function startRoleWorkers(
       writeRetryMs: config.DATABASE_WRITE_RETRY_MS,
       drainMs: config.WORKER_DRAIN_MS,
       maxDeliver: TASK_MAX_DELIVER,
+      requestTimeoutMs: config.NATS_REQUEST_TIMEOUT_MS,
+      requestDeadlineMs: config.NATS_REQUEST_DEADLINE_MS,
       maxRunModelCalls: config.AGENT_RUN_MAX_MODEL_CALLS,
       modelCallCounterTtlSeconds: config.derived.modelCallCounterTtlS,
       maxRunTokens: config.AGENT_RUN_MAX_TOKENS,

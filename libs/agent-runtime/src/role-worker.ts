@@ -1,5 +1,11 @@
 import { ack, type Bus, type DeliveryContext, type Disposition, nak, publishEnvelope } from '@quill/bus';
-import { msgIds, StepRecordEnvelope, type StepResult, type TaskEnvelope } from '@quill/contracts';
+import {
+  type ErrorCode,
+  msgIds,
+  StepRecordEnvelope,
+  type StepResult,
+  type TaskEnvelope,
+} from '@quill/contracts';
 import { getRun, RunFencedError, retryTransient } from '@quill/db';
 import { bumpRunEpoch } from '@quill/db/workers';
 import type { LlmClient } from '@quill/llm';
@@ -11,6 +17,7 @@ import type { EmitterSettings } from './frame-emitter.ts';
 import { reportLastDeliveryFailed } from './last-delivery.ts';
 import { attachOwnFindings } from './review-findings.ts';
 import type { AppliedDefinition } from './role-definition.ts';
+import { compileStepContext } from './step-context.ts';
 import { readStepJournal } from './step-journal.ts';
 import { runStepTurns, type StepRun } from './step-runner.ts';
 import { markStepSpan } from './step-span.ts';
@@ -43,6 +50,9 @@ export interface RoleWorkerDependencies {
     drainMs: number;
     /** The task consumer's max_deliver: a failure on that delivery is reported, not retried. */
     maxDeliver: number;
+    /** NATS_REQUEST_TIMEOUT_MS / NATS_REQUEST_DEADLINE_MS for the step's `context.compile`. */
+    requestTimeoutMs: number;
+    requestDeadlineMs: number;
   };
 }
 
@@ -82,6 +92,13 @@ export function createRoleTaskHandler(dependencies: RoleWorkerDependencies) {
         maxMs: dependencies.settings.writeRetryMs,
         onRetry: (error, attempt) => log.warn({ err: error, attempt }, 'step set-up retries the database'),
       });
+    // Dispatch by reference (docs/decisions/0033-dispatch-by-reference.md): the step's context
+    // is compiled for this delivery while the run row, the stop flag, the journal and the role
+    // definition are read; a redelivery gets the context its first delivery ran with.
+    const compiling = compileStepContext({ bus, logger: log, ...dependencies.settings }, task, redelivered);
+    // definitionFor retries transient database faults itself (role-service.ts).
+    const defining = dependencies.definitionFor(task);
+    defining.catch(() => undefined);
     const [runRead, stopRead, journalRead] = await Promise.allSettled([
       settled(() => getRun(pool, task.run_id)),
       watchStop(bus, dependencies.redis, dependencies.keys, task.run_id),
@@ -106,6 +123,18 @@ export function createRoleTaskHandler(dependencies: RoleWorkerDependencies) {
       // its late writes are fenced out.
       const epoch = redelivered ? await settled(() => bumpRunEpoch(pool, task.run_id)) : run.epoch;
       if (epoch === null) return ack;
+      // A step that had finished needs neither: its journaled result only has to be published.
+      let prepared: Pick<StepRun, 'messages' | 'definition'> | undefined;
+      if (!journal?.result) {
+        const [context, definition] = await Promise.all([compiling, defining]);
+        if ('failure' in context) {
+          // No context, no step: reported failed with the code, so the router ends the run with
+          // one error frame (what it did when it compiled the context itself).
+          await publishResult(task, failedBeforeStart(task, dependencies.instanceId, context.failure));
+          return ack;
+        }
+        prepared = { messages: context.messages, definition };
+      }
       log.info(
         { role: task.role, delivery: delivery.deliveryCount, resumed_turn: journal?.turn },
         'step started',
@@ -117,6 +146,7 @@ export function createRoleTaskHandler(dependencies: RoleWorkerDependencies) {
           journal?.result ??
           (await runStep({
             task,
+            ...prepared!,
             epoch,
             attempt: delivery.deliveryCount,
             log,
@@ -143,14 +173,7 @@ export function createRoleTaskHandler(dependencies: RoleWorkerDependencies) {
           log.info({ err: error }, 'review findings fenced out; result left to the run holder');
           return ack;
         }
-        markStepSpan(result);
-        await publishEnvelope(
-          bus,
-          bus.names.steps(task.run_id),
-          StepRecordEnvelope,
-          { v: 1, kind: 'result', run_id: task.run_id, result },
-          { msgId: msgIds.stepResult(task.run_id, task.step) },
-        );
+        await publishResult(task, result);
         return ack;
       } finally {
         handBack.close();
@@ -159,6 +182,17 @@ export function createRoleTaskHandler(dependencies: RoleWorkerDependencies) {
       clearInterval(heartbeat);
       stopWatch.close();
     }
+  }
+
+  async function publishResult(task: TaskEnvelope, result: StepResult): Promise<void> {
+    markStepSpan(result);
+    await publishEnvelope(
+      bus,
+      bus.names.steps(task.run_id),
+      StepRecordEnvelope,
+      { v: 1, kind: 'result', run_id: task.run_id, result },
+      { msgId: msgIds.stepResult(task.run_id, task.step) },
+    );
   }
 
   async function runStep(run: StepRun): Promise<StepResult | 'handed_back' | undefined> {
@@ -178,6 +212,21 @@ export function createRoleTaskHandler(dependencies: RoleWorkerDependencies) {
     }
     return await runStepTurns(dependencies, run);
   }
+}
+
+function failedBeforeStart(task: TaskEnvelope, instance: string, code: ErrorCode): StepResult {
+  return {
+    step: task.step,
+    role: task.role,
+    worker_instance: instance,
+    outcome: 'failed',
+    stop_reason: 'error',
+    error_code: code,
+    final_text: '',
+    files_written: [],
+    model_calls: 0,
+    tool_calls: 0,
+  };
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { ChatMessage } from '@quill/contracts';
-import type { RedisClient, RedisKeys } from '@quill/redis';
+import { openModelTurn, type RedisClient, type RedisKeys } from '@quill/redis';
+import { quillMetrics } from '@quill/telemetry';
 
 /**
  * Budgets of the worker loop (docs/agent-behaviour.md 预算). `AGENT_RUN_MAX_MODEL_CALLS` is run-wide: the steps of
@@ -10,23 +11,37 @@ import type { RedisClient, RedisKeys } from '@quill/redis';
  */
 export const SOFT_LANDING_TURNS = 3;
 
-export interface ModelCallBudget {
-  /** Counts one model call of the run; false when it would exceed the run's cap. */
-  take(): Promise<boolean>;
+export interface TurnOpener {
+  /**
+   * Opens a model call's turn in one round trip: takes the author's queued interjections (each
+   * delivered to exactly one call; one that arrives between two steps waits for the next step's
+   * first call), counts the call against the run's cap (`allowed` false once it would exceed
+   * it) and reads the run's tokens so far.
+   */
+  open(): Promise<{ steering: string[]; allowed: boolean; tokensSpent: number }>;
 }
 
-export function createModelCallBudget(
+export function createTurnOpener(
   redis: RedisClient,
   keys: RedisKeys,
   runId: string,
   settings: { maxRunModelCalls: number; counterTtlSeconds: number },
-): ModelCallBudget {
-  const key = keys.runModelCalls(runId);
+): TurnOpener {
+  const turnKeys = {
+    steer: keys.steer(runId),
+    modelCalls: keys.runModelCalls(runId),
+    tokens: keys.runTokens(runId),
+  };
   return {
-    async take() {
-      const results = await redis.multi().incr(key).expire(key, settings.counterTtlSeconds).exec();
-      const count = Number(results?.[0]?.[1] ?? 0);
-      return count <= settings.maxRunModelCalls;
+    async open() {
+      const opened = await openModelTurn(redis, turnKeys, settings.counterTtlSeconds);
+      if (opened.steering.length > 0)
+        quillMetrics().steeringMessages.add(opened.steering.length, { stage: 'delivered' });
+      return {
+        steering: opened.steering,
+        allowed: opened.modelCalls <= settings.maxRunModelCalls,
+        tokensSpent: opened.tokensSpent,
+      };
     },
   };
 }

@@ -9,9 +9,9 @@ import { withChatHold } from './chat-hold.ts';
 import { createStepEmitter } from './frame-emitter.ts';
 import { createHistoryArchiveWrite } from './history-archive.ts';
 import { runModelTurn, saveOpenCapture } from './model-turn.ts';
+import type { AppliedDefinition } from './role-definition.ts';
 import type { RoleWorkerDependencies } from './role-worker.ts';
-import { createModelCallBudget, createTokenBudget } from './run-budget.ts';
-import { drainSteering } from './steering.ts';
+import { createTokenBudget, createTurnOpener } from './run-budget.ts';
 import { restoreToolState, type StepJournalData } from './step-journal.ts';
 import { createStepStore } from './step-progress.ts';
 import { driveStep, type StepPorts } from './step-shell.ts';
@@ -21,6 +21,10 @@ import { createUsageReporter } from './usage-reporter.ts';
 
 export interface StepRun {
   task: TaskEnvelope;
+  /** The step's compiled context (context.compile, asked by the worker for this task). */
+  messages: ChatMessage[];
+  /** The role definition the step runs with (its session's pin). */
+  definition: AppliedDefinition;
   epoch: number;
   /** The task's delivery count: frames and usage of each delivery have their own ids. */
   attempt: number;
@@ -67,8 +71,8 @@ export async function runStepTurns(
   );
   const tools = createToolRunState();
   if (journal) await restoreToolState(pool, tools, journal);
-  const definition = await dependencies.definitionFor(task);
-  const prefix: ChatMessage[] = [...task.messages, { role: 'user', content: definition.prompt }];
+  const { definition } = run;
+  const prefix: ChatMessage[] = [...run.messages, { role: 'user', content: definition.prompt }];
   const config: StepConfig = {
     runId,
     role: task.role,
@@ -110,7 +114,7 @@ export async function runStepTurns(
     emitter,
     log,
   });
-  const modelCalls = createModelCallBudget(dependencies.redis, dependencies.keys, runId, {
+  const turns = createTurnOpener(dependencies.redis, dependencies.keys, runId, {
     maxRunModelCalls: settings.maxRunModelCalls,
     counterTtlSeconds: settings.modelCallCounterTtlSeconds,
   });
@@ -174,9 +178,7 @@ export async function runStepTurns(
     },
     signals: {
       read: () => ({ stopReason: stopWatch.reason(), handBack: handBack?.aborted === true }),
-      drainSteering: () => drainSteering(dependencies.redis, dependencies.keys, runId),
-      takeModelCall: () => modelCalls.take(),
-      tokensSpent: () => tokens.spent(),
+      openTurn: () => turns.open(),
       spendTokens: (count) => tokens.spend(count),
     },
     tools: {

@@ -36,12 +36,13 @@ export interface StepPorts {
   };
   signals: {
     read(): Pick<StepWorld, 'stopReason' | 'handBack'>;
-    /** The author's interjections queued since the last call (each delivered once). */
-    drainSteering(): Promise<readonly string[]>;
-    /** Counts one model call against the run's budget; false when the budget is spent. */
-    takeModelCall(): Promise<boolean>;
-    /** The run's prompt + completion tokens so far (the step machine compares them to the cap). */
-    tokensSpent(): Promise<number>;
+    /**
+     * Opens a model call's turn, in one round trip: the author's interjections queued since the
+     * last call (each delivered once), one model call counted against the run's budget
+     * (`allowed` false when it is spent), and the run's prompt + completion tokens so far (the
+     * step machine compares them to the cap).
+     */
+    openTurn(): Promise<{ steering: readonly string[]; allowed: boolean; tokensSpent: number }>;
     /** Adds one reply's tokens to the run's count. */
     spendTokens(tokens: number): Promise<void>;
   };
@@ -133,11 +134,7 @@ async function perform(ports: StepPorts, action: StepAction): Promise<StepAnswer
     case 'check_signals':
       return { type: 'signals' };
     case 'open_turn': {
-      const [steering, allowed, tokensSpent] = await Promise.all([
-        ports.signals.drainSteering(),
-        ports.signals.takeModelCall(),
-        ports.signals.tokensSpent(),
-      ]);
+      const { steering, allowed, tokensSpent } = await ports.signals.openTurn();
       return { type: 'turn_opened', steering, allowed, tokensSpent };
     }
     case 'call_model':

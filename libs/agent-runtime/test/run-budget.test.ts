@@ -1,7 +1,7 @@
 import { createRedis, redisKeys } from '@quill/redis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { testUrls, uniqueName } from '../../../test/support/urls.ts';
-import { createModelCallBudget, createTokenBudget, tokenBudgetSpent } from '../src/run-budget.ts';
+import { createTokenBudget, createTurnOpener, tokenBudgetSpent } from '../src/run-budget.ts';
 
 // The run-wide counters over the real Redis, under a prefix of this file's own.
 const redis = createRedis(testUrls.redis);
@@ -36,16 +36,25 @@ describe('run token budget (Redis)', () => {
     expect(tokenBudgetSpent(101, 100)).toBe(true);
   });
 
-  it('keeps its own key beside the model-call counter', async () => {
-    const calls = createModelCallBudget(redis, keys, 'run-t3', {
-      maxRunModelCalls: 1,
-      counterTtlSeconds: 600,
-    });
+  it('opens a turn in one round trip: interjections taken once, the call counted, the tokens read', async () => {
+    const turns = createTurnOpener(redis, keys, 'run-t3', { maxRunModelCalls: 1, counterTtlSeconds: 600 });
     const tokens = createTokenBudget(redis, keys, 'run-t3', { counterTtlSeconds: 600 });
     await tokens.spend(50);
-    expect(await calls.take()).toBe(true);
-    expect(await calls.take()).toBe(false);
-    expect(await tokens.spent()).toBe(50);
+    await redis.rpush(keys.steer('run-t3'), '改成第一人称', '加一场雨');
+    expect(await turns.open()).toEqual({
+      steering: ['改成第一人称', '加一场雨'],
+      allowed: true,
+      tokensSpent: 50,
+    });
+    // The second call is past the cap of one; the interjections went to the first.
+    expect(await turns.open()).toEqual({ steering: [], allowed: false, tokensSpent: 50 });
+    expect(await redis.get(keys.runModelCalls('run-t3'))).toBe('2');
+    const ttl = await redis.ttl(keys.runModelCalls('run-t3'));
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(600);
     expect(keys.runTokens('run-t3')).not.toBe(keys.runModelCalls('run-t3'));
+    // Another run's turn sees none of it.
+    const other = createTurnOpener(redis, keys, 'run-t4', { maxRunModelCalls: 1, counterTtlSeconds: 600 });
+    expect(await other.open()).toEqual({ steering: [], allowed: true, tokensSpent: 0 });
   });
 });

@@ -174,9 +174,11 @@ export async function runHarness(options: HarnessOptions): Promise<HarnessRun> {
     frames: { emit: emitter.emit, close: async () => {}, report: () => ({}) },
     signals: {
       read: () => ({ stopReason, handBack }),
-      drainSteering: async () => options.steering?.[calls] ?? [],
-      takeModelCall: async () => budget-- > 0,
-      tokensSpent: async () => runTokens,
+      openTurn: async () => ({
+        steering: options.steering?.[calls] ?? [],
+        allowed: budget-- > 0,
+        tokensSpent: runTokens,
+      }),
       spendTokens: async (count) => {
         spentTokens.push(count);
         runTokens += count;

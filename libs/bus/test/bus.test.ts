@@ -55,7 +55,7 @@ const taskEnvelope = (runId: string): TaskEnvelope => ({
   role: 'writer',
   epoch: 0,
   generation_mode: 'fast',
-  messages: [{ role: 'user', content: '写一章' }],
+  context: { message: '写一章', focus_file_id: null, attached_file_ids: [], ui_language: 'zh' },
 });
 
 async function streamMessages(stream: string): Promise<number> {

@@ -40,7 +40,16 @@ export const TaskEnvelope = z.object({
   role: AgentRole,
   epoch: z.number().int().nonnegative(),
   generation_mode: GenerationMode,
-  messages: z.array(ChatMessage),
+  // Dispatch by reference (docs/decisions/0033-dispatch-by-reference.md): the worker asks
+  // `context.compile` for this step itself with these fields and the ids above; the compiled
+  // prompt travels from the context service to the worker once, never through the router or
+  // this stream.
+  context: z.object({
+    message: z.string(),
+    focus_file_id: id.nullable(),
+    attached_file_ids: z.array(id),
+    ui_language: UiLanguage,
+  }),
   directive: z.string().optional(),
   // Seed 000 「只读请求不改文件」 / 「笼统要求先问清楚」: write tools refuse, explicit handoffs are dropped.
   read_only: z.boolean().optional(),
@@ -175,6 +184,9 @@ export const ContextCompileRequest = z.object({
   ui_language: UiLanguage,
   // The step being dispatched: the Context Trace is stored per run, role and step.
   step: z.number().int().nonnegative().optional(),
+  // A redelivered step asks for the context its first delivery ran with (stored with the
+  // step's Context Trace), so the step journal continues the same prompt.
+  reuse: z.boolean().optional(),
 });
 export type ContextCompileRequest = z.infer<typeof ContextCompileRequest>;
 

@@ -110,7 +110,7 @@ export {
 export * from './language.ts';
 export { formatChineseNumber, NUMERAL_CHARACTERS, NUMERAL_PATTERN, parseChineseNumber } from './numerals.ts';
 export { buildOpenApiDocument, openApiPath } from './openapi.ts';
-export { checkTransition, type PhaseSubject } from './phase-transitions.ts';
+export { checkTransition, type PhaseSubject, phasesLeadingTo } from './phase-transitions.ts';
 export {
   AddMemberBody,
   ApiKeyListResponse,

@@ -3,7 +3,7 @@
 export { withAdvisoryLockPass } from './advisory-lock.ts';
 export { getCredits, getQuotaAccount } from './billing/quota.ts';
 export { tokensUsedToday, usageTodayByModel } from './billing/usage.ts';
-export { listContextTraces } from './context/context-traces.ts';
+export { getCompiledStepContext, listContextTraces } from './context/context-traces.ts';
 export { getRunTurnContext } from './context/run-turn-contexts.ts';
 export {
   getLatestCompaction,

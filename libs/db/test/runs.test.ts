@@ -9,7 +9,13 @@ import {
   RunFencedError,
   withRunFence,
 } from '../src/index.ts';
-import { createRun, finishRun, startRun as takeRun } from '../src/router/index.ts';
+import {
+  createRun,
+  finishRun,
+  setSessionPhase,
+  startRun as takeRun,
+  takeRun as takeRunAndSession,
+} from '../src/router/index.ts';
 import { createTestDatabase, type TestDatabase } from '../src/testing.ts';
 import { bumpRunEpoch, saveFileContent } from '../src/workers/index.ts';
 
@@ -192,5 +198,60 @@ describe('withRunFence', () => {
       }),
     ).rejects.toThrow('stream broke');
     expect(await getFile(database.pool, projectId, file.id)).toMatchObject({ content: '', version: 0 });
+  });
+
+  it('takes run and session in one statement, with the verdicts of the transition table', async () => {
+    const session = (await createSession(database.pool, { projectId, userId, title: 'take' })).sessionId;
+    const open = () =>
+      createRun(database.pool, {
+        runId: crypto.randomUUID(),
+        sessionId: session,
+        projectId,
+        userId,
+        generationMode: 'fast',
+      });
+    const sessionPhase = async () =>
+      (
+        await database.pool.query<{ phase: string }>(
+          'SELECT phase FROM session_phases WHERE session_id = $1',
+          [session],
+        )
+      ).rows[0]?.phase;
+    // A session that never ran has no phase row: `idle`.
+    const first = await open();
+    expect(await takeRunAndSession(database.pool, first.runId)).toMatchObject({
+      // The row as the router found it.
+      found: { runId: first.runId, sessionId: session, phase: 'idle', epoch: 0 },
+      run: { kind: 'applied', from: 'idle', to: 'running' },
+      session: { kind: 'applied', from: 'idle', to: 'running' },
+    });
+    expect(await getRun(database.pool, first.runId)).toMatchObject({ phase: 'running' });
+    expect(await sessionPhase()).toBe('running');
+    // A takeover finds both running: unchanged, nothing written for the session.
+    expect(await takeRunAndSession(database.pool, first.runId)).toMatchObject({
+      found: { phase: 'running' },
+      run: { kind: 'unchanged', phase: 'running' },
+      session: undefined,
+    });
+    // An ended run is refused and leaves its session where it rests.
+    await finishRun(database.pool, first.runId, { phase: 'done', stopReason: 'completed' });
+    await setSessionPhase(database.pool, session, 'done');
+    expect(await takeRunAndSession(database.pool, first.runId)).toMatchObject({
+      found: { phase: 'done' },
+      run: { kind: 'illegal', from: 'done', to: 'running' },
+      session: undefined,
+    });
+    expect(await sessionPhase()).toBe('done');
+    // The next run moves the resting session again.
+    const next = await open();
+    expect(await takeRunAndSession(database.pool, next.runId)).toMatchObject({
+      run: { kind: 'applied', from: 'idle', to: 'running' },
+      session: { kind: 'applied', from: 'done', to: 'running' },
+    });
+    expect(await takeRunAndSession(database.pool, crypto.randomUUID())).toEqual({
+      found: null,
+      run: { kind: 'missing' },
+      session: undefined,
+    });
   });
 });

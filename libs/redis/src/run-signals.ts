@@ -45,3 +45,29 @@ export async function drainSteer(redis: Redis, key: string): Promise<string[]> {
   if (error) throw error;
   return items as string[];
 }
+
+// Everything a model call's turn opens with, in one round trip (it is on the way to every call's
+// first token): the queued interjections taken (each handed out once), one model call counted
+// against the run's budget, and the run's tokens so far. Same keys and expiries as the
+// separate commands it replaces.
+const openTurnScript = defineLuaScript(`
+local steering = redis.call('LRANGE', KEYS[1], 0, -1)
+if #steering > 0 then redis.call('DEL', KEYS[1]) end
+local calls = redis.call('INCR', KEYS[2])
+redis.call('EXPIRE', KEYS[2], ARGV[1])
+local tokens = redis.call('GET', KEYS[3])
+return {steering, calls, tokens or '0'}`);
+
+/** Opens a model call's turn: drains the run's interjections, counts the call, reads the tokens spent. */
+export async function openModelTurn(
+  redis: Redis,
+  keys: { steer: string; modelCalls: string; tokens: string },
+  counterTtlSeconds: number,
+): Promise<{ steering: string[]; modelCalls: number; tokensSpent: number }> {
+  const [steering, calls, tokens] = (await openTurnScript.run(
+    redis,
+    [keys.steer, keys.modelCalls, keys.tokens],
+    [counterTtlSeconds],
+  )) as [string[], number, string];
+  return { steering, modelCalls: Number(calls), tokensSpent: Number(tokens) };
+}

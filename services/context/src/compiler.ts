@@ -1,4 +1,11 @@
-import type { ContextCompileReply, ContextCompileRequest, TokenUsage } from '@quill/contracts';
+import { isDeepStrictEqual } from 'node:util';
+import {
+  type ChatMessage,
+  ContextCompileReply,
+  type ContextCompileRequest,
+  type TokenUsage,
+} from '@quill/contracts';
+import { getCompiledStepContext } from '@quill/db';
 import { insertContextTrace, saveRunTurnContext } from '@quill/db/context';
 import { estimateTextTokens } from '@quill/llm';
 import type { TokenCounter } from './budget.ts';
@@ -10,6 +17,13 @@ import { languageLine, systemPrompt } from './prompts.ts';
 import { renderRoleContext, renderTurnContext } from './render.ts';
 import { parseTurnRecord } from './turn-record.ts';
 import type { WorkingSetSettings } from './working-set.ts';
+
+/** A stored prompt, or null when there is none or it no longer parses (it is compiled again). */
+function storedMessages(value: unknown): ChatMessage[] | null {
+  if (value === null) return null;
+  const parsed = ContextCompileReply.safeParse({ v: 1, ok: true, messages: value });
+  return parsed.success && parsed.data.ok ? parsed.data.messages : null;
+}
 
 export interface CompilerSettings {
   contextTokens: number;
@@ -75,16 +89,28 @@ export function createContextCompiler(dependencies: CompilerDependencies) {
   const storing = new Set<Promise<void>>();
 
   async function compile(request: ContextCompileRequest): Promise<ContextCompileReply> {
+    // A redelivered step runs with the prompt its first delivery ran with (its journal continues
+    // it); without one stored, it is compiled again from what is there now.
+    if (request.reuse) {
+      const stored = storedMessages(await getCompiledStepContext(pool, stepOf(request)));
+      if (stored) return { v: 1, ok: true, messages: stored };
+    }
     const inputs = await loadCompileInputs(pool, request);
     if (!inputs) return { v: 1, ok: false, code: 'not_found' };
 
     const turn = composeTurn(inputs, settings, count);
     let record = turn.record;
-    if (turn.fresh) {
-      // The first compile of the run stores it; a racing one that stored first wins.
-      record = parseTurnRecord(await saveRunTurnContext(pool, request.run_id, record)) ?? record;
+    // The first compile of the run stores it; a racing one that stored first wins. The role's
+    // prompt is composed while the row is written, and again only when another record won.
+    const saving = turn.fresh ? saveRunTurnContext(pool, request.run_id, record) : undefined;
+    let prompt = composeRolePrompt(inputs, record, settings, count);
+    if (saving) {
+      const stored = parseTurnRecord(await saving) ?? record;
+      if (!isDeepStrictEqual(stored, record)) {
+        record = stored;
+        prompt = composeRolePrompt(inputs, record, settings, count);
+      }
     }
-    const prompt = composeRolePrompt(inputs, record, settings, count);
 
     let plan = planHistoryWindow(historyInput(inputs, prompt, settings, count));
     if (plan.kind === 'compact') {
@@ -122,18 +148,19 @@ export function createContextCompiler(dependencies: CompilerDependencies) {
     const { messages, trace } = finishCompile(inputs, record, prompt, plan.window, settings);
     // The reply does not wait for the trace: it is on the way to the first token, and the run can
     // go on without it (docs/decisions/0029-launch-compiles-while-routing.md).
-    const stored = insertContextTrace(pool, {
-      runId: request.run_id,
-      role: request.role,
-      step: trace.step,
-      trace,
-    }).catch((error: unknown) => {
-      // The gap is visible in the log.
-      logger.error({ err: error, run_id: request.run_id }, 'context trace not stored');
-    });
+    const stored = insertContextTrace(pool, { ...stepOf(request), step: trace.step, trace, messages }).catch(
+      (error: unknown) => {
+        // The gap is visible in the log.
+        logger.error({ err: error, run_id: request.run_id }, 'context trace not stored');
+      },
+    );
     storing.add(stored);
     void stored.finally(() => storing.delete(stored));
     return { v: 1, ok: true, messages };
+  }
+
+  function stepOf(request: ContextCompileRequest) {
+    return { runId: request.run_id, role: request.role, step: request.step ?? 0 };
   }
 
   return Object.assign(compile, {

@@ -120,4 +120,39 @@ describe('one turn context per run', () => {
     );
     expect(rows[0].n).toBe(1);
   });
+
+  it('a redelivered step gets the prompt its first delivery ran with, stored with its trace', async () => {
+    const compile = compilerFor(database);
+    // A reviewer step: its role context holds the current text of what the run wrote.
+    const request = await startTurn(database, turn, '审查第一章 雨夜', {
+      role: 'quality_reviewer',
+      focus: chapter.id,
+    });
+    const first = await compile(request);
+    if (!first.ok) throw new Error(first.code);
+    // The run wrote the chapter after the step's first compile.
+    await saveFileContent(database.pool, {
+      fileId: chapter.id,
+      content: '雨又下了起来，林晚关上了店门。',
+      source: 'ai',
+      runId: request.run_id,
+    });
+    const again = await compile({ ...request, reuse: true });
+    if (!again.ok) throw new Error(again.code);
+    expect(again.messages).toEqual(first.messages);
+    const traces = async () =>
+      (
+        await database.pool.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM context_traces WHERE run_id = $1 AND role = $2 AND step = 0',
+          [request.run_id, 'quality_reviewer'],
+        )
+      ).rows[0]!.n;
+    expect(await traces()).toBe(1);
+    // Compiled afresh, the step would see what was written since.
+    const fresh = await compile(request);
+    if (!fresh.ok) throw new Error(fresh.code);
+    expect(JSON.stringify(fresh.messages)).toContain('雨又下了起来');
+    expect(JSON.stringify(first.messages)).not.toContain('雨又下了起来');
+    expect(await traces()).toBe(2);
+  });
 });

@@ -1,14 +1,17 @@
 import { ack, type DeliveryContext, type Disposition, nak, publishEnvelope, term } from '@quill/bus';
-import { msgIds, type RunStartEnvelope, StepRecordEnvelope, TaskEnvelope } from '@quill/contracts';
-import { getRun } from '@quill/db';
+import {
+  type AgentRole,
+  msgIds,
+  type RunStartEnvelope,
+  StepRecordEnvelope,
+  TaskEnvelope,
+} from '@quill/contracts';
 import { renewSemaphore, renewSessionLock } from '@quill/redis';
 import { requestStop, watchStop } from '@quill/run-control';
 import type { Logger } from 'pino';
-import { type RoutingReads, readRouting } from './routing/route-run.ts';
+import { readRouting } from './routing/route-run.ts';
 import { type FinisherDependencies, finishRunWith, publishDone } from './run-finisher.ts';
 import type { RunLeases } from './run-leases.ts';
-import type { RunState } from './run-state.ts';
-import { compileStepContext, type PendingStepContext } from './step-context.ts';
 import { openStepLog } from './step-log.ts';
 import { nextAction } from './workflow/engine.ts';
 import type { WorkflowPlan } from './workflow/workflow-plan.ts';
@@ -43,40 +46,38 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
     delivery: DeliveryContext,
   ): Promise<Disposition> {
     const log = dependencies.logger.child({ run_id: start.run_id, session_id: start.session_id });
-    // The stop watch, the step log and the routing reads are opened while the run row is read:
-    // all four are on the way to the first token.
+    // One round on the way to the first token: the run is taken (run and session → `running`,
+    // one statement that also reads the row) and its lease held while the stop watch, the step
+    // log and the routing reads open. A run that turns out to be over gives the lease back.
     const routingReads = readRouting(pool, start);
     // Awaited by the routing below; a run that goes no further leaves it unread.
     routingReads.catch(() => undefined);
-    const [runRead, stopRead, stepsRead] = await Promise.allSettled([
-      getRun(pool, start.run_id),
+    const leasing = dependencies.leases.hold(start.run_id, delivery.ackSubject, log);
+    leasing.catch(() => undefined);
+    const [takeRead, stopRead, stepsRead] = await Promise.allSettled([
+      dependencies.phases.takeRun(start.run_id),
       watchStop(bus, redis, keys, start.run_id),
       openStepLog(bus, start.run_id, log),
     ]);
     const closeOpened = async () => {
+      await leasing.then(
+        (held) => held.release(),
+        () => undefined,
+      );
       if (stopRead.status === 'fulfilled') stopRead.value.close();
       if (stepsRead.status === 'fulfilled') await stepsRead.value.close();
     };
-    if (runRead.status === 'rejected' || stopRead.status === 'rejected' || stepsRead.status === 'rejected') {
+    if (takeRead.status === 'rejected' || stopRead.status === 'rejected' || stepsRead.status === 'rejected') {
       await closeOpened();
-      throw [runRead, stopRead, stepsRead].find((read) => read.status === 'rejected')!.reason;
+      throw [takeRead, stopRead, stepsRead].find((read) => read.status === 'rejected')!.reason;
     }
-    let run = runRead.value;
+    const taken = takeRead.value;
     const stopWatch = stopRead.value;
     const steps = stepsRead.value;
-    // Compile while routing (docs/decisions/0029-launch-compiles-while-routing.md): when the
-    // routing needs no model call, the first step is known now, and its context compiles while
-    // the run is picked up, its lease taken and its routing stored.
-    let early =
-      (run?.phase === 'idle' || run?.phase === 'running') && !stopWatch.reason()
-        ? await foreseenStep(start, routingReads, steps.state)
-        : undefined;
-    // Admitted by the gateway (`idle`): this router takes it, run and session → `running`.
-    if (run?.phase === 'idle') {
-      const taken = await dependencies.phases.startRun(run);
-      if (taken.kind === 'applied') run = { ...run, phase: 'running' };
-      else run = await getRun(pool, start.run_id);
-    }
+    const run =
+      taken.found && taken.run.kind === 'applied'
+        ? { ...taken.found, phase: 'running' as const }
+        : taken.found;
     if (run?.phase !== 'running') {
       await closeOpened();
       if (!run) return term('unknown run');
@@ -88,9 +89,10 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
     else log.info('run taken');
     let lease: { release(): Promise<void> };
     try {
-      lease = await dependencies.leases.hold(start.run_id, delivery.ackSubject, log);
+      lease = await leasing;
     } catch (error) {
-      await closeOpened();
+      if (stopRead.status === 'fulfilled') stopRead.value.close();
+      await steps.close();
       throw error;
     }
 
@@ -119,13 +121,7 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
         if (action.kind === 'dispatch') {
           if (stopReason) return await finish({ terminal: 'stopped', reason: stopReason });
           const extras = await dependencies.workflow.beforeDispatch(start, workflowPlan, steps.state, action);
-          const compiled =
-            early?.step === action.step && early.role === action.role
-              ? early
-              : compileStepContext(dependencies, start, action.step, action.role);
-          early = undefined;
-          const failure = await dispatch(start, compiled, epoch, extras);
-          if (failure) return await finish(failure);
+          await dispatch(start, action.step, action.role, epoch, extras);
         }
         // After a stop the worker still gets a moment to save what it captured and report.
         const waitUntil = stopSeenAt ? Math.min(deadline, stopSeenAt + settings.stopGraceMs) : deadline;
@@ -159,33 +155,18 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
     await renewSemaphore(redis, keys.userSemaphore(start.user_id), start.run_id, settings.sessionLockTtlMs);
   }
 
-  /** The step the run dispatches first, its context already compiling; undefined when the model routes. */
-  async function foreseenStep(
-    start: RunStartEnvelope,
-    routingReads: Promise<RoutingReads>,
-    state: RunState,
-  ): Promise<PendingStepContext | undefined> {
-    // A failed read is the routing's to report.
-    const reads = await routingReads.catch(() => undefined);
-    const foreseen = reads ? dependencies.workflow.foresee(start, reads) : undefined;
-    if (!foreseen) return undefined;
-    const action = nextAction(state, foreseen, settings.maxIterations);
-    if (action.kind !== 'dispatch') return undefined;
-    return compileStepContext(dependencies, start, action.step, action.role);
-  }
-
   async function dispatch(
     start: RunStartEnvelope,
-    pending: PendingStepContext,
+    step: number,
+    role: AgentRole,
     epoch: number,
     extras: TaskExtras,
-  ): Promise<FinishOutcome | undefined> {
-    const { step, role } = pending;
-    const compiled = await pending.context;
-    if ('failure' in compiled) return compiled.failure;
+  ): Promise<void> {
     // Dispatched goes out first on the same connection, so the server stores it before the task:
     // a takeover that sees it waits for the result instead of dispatching again (and the task's
-    // msg id would drop a second copy anyway). Both are awaited together, one round trip.
+    // msg id would drop a second copy anyway). Both are awaited together, one round trip. The
+    // task carries what its context is compiled from, not the compiled prompt: the worker asks
+    // the context service itself (docs/decisions/0033-dispatch-by-reference.md).
     await Promise.all([
       publishEnvelope(
         bus,
@@ -208,12 +189,16 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
           role,
           epoch,
           generation_mode: start.generation_mode,
-          messages: compiled.messages,
+          context: {
+            message: start.message,
+            focus_file_id: start.focus_file_id,
+            attached_file_ids: start.attached_file_ids,
+            ui_language: start.ui_language,
+          },
           ...extras,
         },
         { msgId: msgIds.task(start.run_id, step) },
       ),
     ]);
-    return undefined;
   }
 }

@@ -27,7 +27,11 @@ let rig: RunRig;
 let leases: RunLeases;
 let compiler: Responder;
 /** What context compile answers next. */
-let compileReply: ContextCompileReply = { v: 1, ok: true, messages: [{ role: 'user', content: '写第一章' }] };
+const compileReply: ContextCompileReply = {
+  v: 1,
+  ok: true,
+  messages: [{ role: 'user', content: '写第一章' }],
+};
 /** Every compile request the stand-in context service answered. */
 const compileRequests: ContextCompileRequest[] = [];
 
@@ -61,7 +65,6 @@ afterAll(async () => {
 /** The workflow port: a quick plan (one writer step), no held text, directives fixed. */
 const workflow: WorkflowRuntime = {
   plan: async (start) => planOf({}, { message: start.message }),
-  foresee: () => undefined,
   beforeDispatch: async () => ({ directive: '写' }),
   beforeFinish: async () => ({}),
 };
@@ -117,7 +120,7 @@ function answerTasks(runId: string, reply: (task: TaskEnvelope) => Parameters<ty
 }
 
 describe('router run orchestrator', () => {
-  it('dispatches the plan’s step with the compiled context and ends the run on its result', async () => {
+  it('dispatches the plan’s step by reference and ends the run on its result', async () => {
     const start = await startedRun(rig);
     const worker = answerTasks(start.run_id, () => ({ final_text: '写好了。' }));
     try {
@@ -125,9 +128,23 @@ describe('router run orchestrator', () => {
     } finally {
       worker.close();
     }
+    // The task names what the worker compiles its context from; the router compiles nothing
+    // (docs/decisions/0033-dispatch-by-reference.md).
     expect(worker.tasks).toMatchObject([
-      { step: 0, role: 'writer', directive: '写', messages: [{ role: 'user', content: '写第一章' }] },
+      {
+        step: 0,
+        role: 'writer',
+        directive: '写',
+        context: {
+          message: start.message,
+          focus_file_id: start.focus_file_id,
+          attached_file_ids: start.attached_file_ids,
+          ui_language: start.ui_language,
+        },
+      },
     ]);
+    expect(worker.tasks[0]).not.toHaveProperty('messages');
+    expect(compileRequests.filter((request) => request.run_id === start.run_id)).toEqual([]);
     expect((await framesOf(rig, start.run_id)).map((frame) => frame.type)).toEqual([
       'workflow_complete',
       'done',
@@ -138,51 +155,18 @@ describe('router run orchestrator', () => {
     });
   });
 
-  it('a route foreseen without the model compiles its first step once, while the run is taken', async () => {
+  it('a step the worker reports failed before it started ends the run with its code', async () => {
     const start = await startedRun(rig);
-    const plan = planOf({}, { message: start.message });
-    const worker = answerTasks(start.run_id, () => ({ final_text: '写好了。' }));
-    try {
-      expect(await handler({ ...workflow, foresee: () => plan })(start, delivery())).toBe(ack);
-    } finally {
-      worker.close();
-    }
-    expect(compileRequests.filter((request) => request.run_id === start.run_id)).toMatchObject([
-      { step: 0, role: 'writer' },
-    ]);
-    expect(worker.tasks).toMatchObject([
-      { step: 0, role: 'writer', messages: [{ role: 'user', content: '写第一章' }] },
-    ]);
-  });
-
-  it('a foreseen step the routing did not take is compiled again for the step it took', async () => {
-    const start = await startedRun(rig);
-    const foreseen = planOf(
-      { current_agent: 'planner', workflow_plan: 'standard' },
-      { message: start.message },
-    );
-    const worker = answerTasks(start.run_id, () => ({ final_text: '写好了。' }));
-    try {
-      expect(await handler({ ...workflow, foresee: () => foreseen })(start, delivery())).toBe(ack);
-    } finally {
-      worker.close();
-    }
-    const asked = compileRequests.filter((request) => request.run_id === start.run_id);
-    expect(asked.map((request) => request.role).sort()).toEqual(['planner', 'writer']);
-    expect(worker.tasks).toMatchObject([{ step: 0, role: 'writer' }]);
-  });
-
-  it('a context the compiler refuses ends the run with that error, and no task goes out', async () => {
-    compileReply = { v: 1, ok: false, code: 'context_unavailable' };
-    const start = await startedRun(rig);
-    const worker = answerTasks(start.run_id, () => ({}));
+    const worker = answerTasks(start.run_id, () => ({
+      outcome: 'failed',
+      stop_reason: 'error',
+      error_code: 'context_unavailable',
+    }));
     try {
       expect(await handler()(start, delivery())).toBe(ack);
     } finally {
       worker.close();
-      compileReply = { v: 1, ok: true, messages: [] };
     }
-    expect(worker.tasks).toEqual([]);
     const frames = await framesOf(rig, start.run_id);
     expect(frames.map((frame) => frame.type)).toEqual(['error', 'done']);
     expect(frames[0]).toMatchObject({ code: 'context_unavailable' });

@@ -8,17 +8,42 @@ export interface StoredContextTrace {
   createdAt: string;
 }
 
-/** One row per compile (run, role, step); a recompile after a takeover adds another row. */
+/**
+ * One row per compile (run, role, step), with the compiled prompt; a compile that was not reused
+ * (an older redelivery, a stored prompt that did not parse) adds another row.
+ */
 export async function insertContextTrace(
   db: Queryable,
-  input: { runId: string; role: string; step: number; trace: unknown },
+  input: { runId: string; role: string; step: number; trace: unknown; messages?: unknown },
 ): Promise<void> {
-  await db.query('INSERT INTO context_traces (run_id, role, step, trace) VALUES ($1, $2, $3, $4)', [
-    input.runId,
-    input.role,
-    input.step,
-    JSON.stringify(input.trace),
-  ]);
+  await db.query(
+    'INSERT INTO context_traces (run_id, role, step, trace, messages) VALUES ($1, $2, $3, $4, $5)',
+    [
+      input.runId,
+      input.role,
+      input.step,
+      JSON.stringify(input.trace),
+      input.messages === undefined ? null : JSON.stringify(input.messages),
+    ],
+  );
+}
+
+/**
+ * The prompt the step's first compile stored (its shape is the context service's; checked there),
+ * or null: what a redelivered step runs with again.
+ */
+export async function getCompiledStepContext(
+  db: Queryable,
+  input: { runId: string; role: string; step: number },
+): Promise<unknown> {
+  if (!isUuid(input.runId)) return null;
+  const { rows } = await db.query<{ messages: unknown }>(
+    `SELECT messages FROM context_traces
+     WHERE run_id = $1 AND step = $2 AND role = $3 AND messages IS NOT NULL
+     ORDER BY created_at LIMIT 1`,
+    [input.runId, input.step, input.role],
+  );
+  return rows[0]?.messages ?? null;
 }
 
 export async function listContextTraces(db: Queryable, runId: string): Promise<StoredContextTrace[]> {

@@ -4,4 +4,12 @@ export { appendMessage } from '../shared-tables/messages.ts';
 export { mergeMessageRouting } from '../shared-tables/routing.ts';
 export { answerSessionIfSettled, setSessionPhase } from './phase-writes.ts';
 export { saveRunArchive } from './run-archives.ts';
-export { copySettledDecisions, createRun, discardIdleRun, finishRun, startRun } from './runs.ts';
+export {
+  copySettledDecisions,
+  createRun,
+  discardIdleRun,
+  finishRun,
+  startRun,
+  type TakenRun,
+  takeRun,
+} from './runs.ts';

@@ -162,3 +162,13 @@ export function setSessionPhase(
       : { clarificationPending: options.clarificationPending }),
   });
 }
+
+/** What a compare-and-set to `running` that found `before` means (the caller's one-statement take). */
+export function verdictOf(subject: PhaseSubject, before: Phase | null, moved: boolean): PhaseWrite {
+  if (before === null) return { kind: 'missing' };
+  if (moved) return { kind: 'applied', from: before, to: 'running' };
+  const verdict = checkTransition(subject, before, 'running');
+  return verdict.kind === 'unchanged'
+    ? { kind: 'unchanged', phase: before }
+    : { kind: 'illegal', from: before, to: 'running' };
+}

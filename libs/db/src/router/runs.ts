@@ -1,7 +1,7 @@
-import type { BillingDecision, GenerationMode, Phase } from '@quill/contracts';
+import { type BillingDecision, type GenerationMode, type Phase, phasesLeadingTo } from '@quill/contracts';
 import { isUuid } from '../ids.ts';
 import type { Queryable } from '../pool.ts';
-import { movePhase, type PhaseWrite } from './phase-writes.ts';
+import { movePhase, type PhaseWrite, verdictOf } from './phase-writes.ts';
 
 /**
  * The `runs` table belongs to the router (docs/architecture.md "What each service owns"): every
@@ -142,6 +142,69 @@ export interface FinishRunInput {
 export function startRun(db: Queryable, runId: string): Promise<PhaseWrite> {
   if (!isUuid(runId)) return Promise.resolve({ kind: 'missing' });
   return movePhase(db, { subject: 'run', id: runId, to: 'running' });
+}
+
+/** The run as a router found it when it took it, and what the take wrote. */
+export interface TakenRun {
+  /** The run row before the take (null: no such run); `phase` is the one it had. */
+  found: Run | null;
+  run: PhaseWrite;
+  /** The session's move, when the run moved. */
+  session: PhaseWrite | undefined;
+}
+
+/**
+ * A router took the run from the queue: run `idle` → `running` and its session → `running`, in
+ * one statement that also reads the row (one round trip and one commit on the way to the first
+ * token, instead of a read, then a read and a compare-and-set for each). The transition table
+ * still decides: each write is a compare-and-set on the phases `phasesLeadingTo` lists, and the
+ * phases found give the verdicts `movePhase` would (`unchanged` for a takeover's `running`,
+ * `illegal` for a run that ended). The session moves only when the run did.
+ */
+export async function takeRun(db: Queryable, runId: string): Promise<TakenRun> {
+  if (!isUuid(runId)) return { found: null, run: { kind: 'missing' }, session: undefined };
+  const { rows } = await db.query<
+    RunRow & {
+      session_exists: boolean;
+      session_before: Phase | null;
+      run_moved: boolean;
+      session_moved: boolean;
+    }
+  >(
+    `WITH run AS (
+       UPDATE runs SET phase = 'running', updated_at = now()
+       WHERE run_id = $1 AND phase = ANY($2::text[])
+       RETURNING session_id
+     ), session AS (
+       INSERT INTO session_phases AS p (session_id, phase, clarification_pending)
+       SELECT run.session_id, 'running', false FROM run
+       WHERE EXISTS (SELECT 1 FROM sessions s WHERE s.session_id = run.session_id)
+       ON CONFLICT (session_id) DO UPDATE SET phase = 'running', updated_at = now()
+       WHERE p.phase = ANY($3::text[])
+       RETURNING p.session_id
+     )
+     SELECT ${RUN_COLUMNS},
+       EXISTS (SELECT 1 FROM sessions s WHERE s.session_id = runs.session_id) AS session_exists,
+       (SELECT p.phase FROM session_phases p WHERE p.session_id = runs.session_id) AS session_before,
+       EXISTS (SELECT 1 FROM run) AS run_moved,
+       EXISTS (SELECT 1 FROM session) AS session_moved
+     FROM runs WHERE run_id = $1`,
+    [runId, phasesLeadingTo('run', 'running'), phasesLeadingTo('session', 'running')],
+  );
+  // The outer SELECT reads the snapshot before the statement's own writes: the row as found.
+  const row = rows[0];
+  if (!row) return { found: null, run: { kind: 'missing' }, session: undefined };
+  let found = toRun(row);
+  if (!row.run_moved && phasesLeadingTo('run', 'running').includes(found.phase)) {
+    // A racing take committed between the snapshot and the write: a separate statement sees it.
+    found = (await getRun(db, runId)) ?? found;
+  }
+  const run = verdictOf('run', found.phase, row.run_moved);
+  if (run.kind !== 'applied') return { found, run, session: undefined };
+  const session = row.session_exists
+    ? verdictOf('session', row.session_before ?? 'idle', row.session_moved)
+    : ({ kind: 'missing' } as const);
+  return { found, run, session };
 }
 
 /**

@@ -90,24 +90,27 @@ export async function resolveRunDefinition(
   db: Queryable,
   input: { sessionId: string; runId: string; role: string },
 ): Promise<PinnedDefinition | null> {
+  // Read and recorded in one statement: it is on the way to the step's first model call.
   const { rows } = await db.query<{ version: number; definition: RoleDefinition }>(
-    `SELECT version, definition FROM (
-       SELECT 0 AS rank, d.version, d.definition FROM session_definition_pins p
-       JOIN role_definitions d ON d.role = p.role AND d.version = p.version
-       WHERE p.session_id = $1 AND p.role = $2
-       UNION ALL
-       (SELECT 1, version, definition FROM role_definitions WHERE role = $2
-        ORDER BY current_since DESC LIMIT 1)
-     ) candidates ORDER BY rank LIMIT 1`,
-    [input.sessionId, input.role],
+    `WITH chosen AS (
+       SELECT version, definition FROM (
+         SELECT 0 AS rank, d.version, d.definition FROM session_definition_pins p
+         JOIN role_definitions d ON d.role = p.role AND d.version = p.version
+         WHERE p.session_id = $1 AND p.role = $2
+         UNION ALL
+         (SELECT 1, version, definition FROM role_definitions WHERE role = $2
+          ORDER BY current_since DESC LIMIT 1)
+       ) candidates ORDER BY rank LIMIT 1
+     ), recorded AS (
+       INSERT INTO run_definitions (run_id, role, version)
+       SELECT $3::uuid, $2::text, version FROM chosen
+       ON CONFLICT (run_id, role) DO NOTHING
+     )
+     SELECT version, definition FROM chosen`,
+    [input.sessionId, input.role, input.runId],
   );
   const pinned = rows[0];
   if (!pinned) return null;
-  await db.query(
-    `INSERT INTO run_definitions (run_id, role, version) VALUES ($1, $2, $3)
-     ON CONFLICT (run_id, role) DO NOTHING`,
-    [input.runId, input.role, pinned.version],
-  );
   return { role: input.role, version: pinned.version, definition: pinned.definition };
 }
 

@@ -1,6 +1,6 @@
 import type { Phase } from '@quill/contracts';
 import { type FinishRunInput, getActiveRunForSession, type PhaseWrite, type Queryable } from '@quill/db';
-import { answerSessionIfSettled, finishRun, setSessionPhase, startRun } from '@quill/db/router';
+import { answerSessionIfSettled, finishRun, setSessionPhase, type TakenRun, takeRun } from '@quill/db/router';
 import type { Logger } from 'pino';
 
 /**
@@ -9,8 +9,12 @@ import type { Logger } from 'pino';
  * here with where it came from, never applied.
  */
 export interface PhaseWriter {
-  /** A router took the run: run `idle` → `running`, its session → `running`. */
-  startRun(run: { runId: string; sessionId: string }): Promise<PhaseWrite>;
+  /**
+   * A router takes the run: run `idle` → `running`, its session → `running`, read and written in
+   * one statement. `found` is the row as it was (a takeover finds it `running`, a run that
+   * ended is left as it is and is not an error: its last router may have died before its ack).
+   */
+  takeRun(runId: string): Promise<TakenRun>;
   /**
    * The run ended (`done`, `error`) or rests waiting for the author (`waiting_user`); the session
    * follows unless another run of it is active (a lapsed lock let the next one start) or the
@@ -53,10 +57,12 @@ export function createPhaseWriter(db: Queryable, logger: Logger): PhaseWriter {
     report('session', sessionId, await setSessionPhase(db, sessionId, phase, options), `session → ${phase}`);
 
   return {
-    async startRun(run) {
-      const write = report('run', run.runId, await startRun(db, run.runId), 'taken by a router');
-      if (write.kind === 'applied') await setSession(run.sessionId, 'running');
-      return write;
+    async takeRun(runId) {
+      // Run and session in one statement: it is on the way to the first token.
+      const taken = await takeRun(db, runId);
+      if (taken.session && taken.found)
+        report('session', taken.found.sessionId, taken.session, 'taken by a router');
+      return taken;
     },
     async endRun(run, input, options = {}) {
       const write = report('run', run.runId, await finishRun(db, run.runId, input), `run → ${input.phase}`);

@@ -106,21 +106,6 @@ function recordOf(chosen: Continuation, prepared: Prepared, start: RunStartEnvel
 }
 
 /**
- * The routing `routeRun` will settle on when it needs no model call (a stored or deterministic
- * route, or the model decision off), so the first step's context can be compiled while the run
- * is picked up and the routing stored (docs/decisions/0029-launch-compiles-while-routing.md).
- */
-export function foreseenRoute(
-  strategy: 'llm' | 'off',
-  start: RunStartEnvelope,
-  reads: RoutingReads,
-): RoutingRecord | undefined {
-  const prepared = prepare(strategy, start, reads);
-  if (prepared.stored) return prepared.stored;
-  return prepared.chosen ? recordOf(prepared.chosen, prepared, start) : undefined;
-}
-
-/**
  * Routes a run once: a stored decision (a takeover) is reused; otherwise the deterministic
  * continuations run, then the model (llm strategy, or always in quality mode), falling back to
  * the writer alone when the model's answer is unusable. Never throws for a bad answer: the run

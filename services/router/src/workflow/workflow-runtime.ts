@@ -11,12 +11,7 @@ import { mergeMessageRouting } from '@quill/db/router';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { createdFiles } from '../round-outcome.ts';
-import {
-  foreseenRoute,
-  type RoutingDependencies,
-  type RoutingReads,
-  routeRun,
-} from '../routing/route-run.ts';
+import { type RoutingDependencies, type RoutingReads, routeRun } from '../routing/route-run.ts';
 import type { RoutingOutcomeRecord } from '../routing/routing-record.ts';
 import type { RunState } from '../run-state.ts';
 import type { FinishOutcome } from '../workflow.ts';
@@ -67,12 +62,6 @@ export function createWorkflowRuntime(dependencies: WorkflowRuntimeDependencies)
   ): Promise<WorkflowPlan> {
     const routing = await routeRun(dependencies, start, logger, stopped, reads);
     return planOf(start, routing);
-  }
-
-  /** The plan `plan` will return when routing needs no model call; undefined when it does. */
-  function foresee(start: RunStartEnvelope, reads: RoutingReads): WorkflowPlan | undefined {
-    const routing = foreseenRoute(dependencies.strategy, start, reads);
-    return routing ? planOf(start, routing) : undefined;
   }
 
   function planOf(start: RunStartEnvelope, routing: WorkflowPlan['routing']): WorkflowPlan {
@@ -167,7 +156,7 @@ export function createWorkflowRuntime(dependencies: WorkflowRuntimeDependencies)
     }
   }
 
-  return { plan, foresee, beforeDispatch, beforeFinish };
+  return { plan, beforeDispatch, beforeFinish };
 }
 
 export type WorkflowRuntime = ReturnType<typeof createWorkflowRuntime>;
