@@ -1,3 +1,4 @@
+import type { Msg } from '@nats-io/transport-node';
 import type { Bus } from './connection.ts';
 import type { RawStoredMessage } from './raw-reads.ts';
 import { onReconnect } from './resubscribe.ts';
@@ -38,14 +39,15 @@ export function subscribeRepublished(
   const subscription = bus.connection.subscribe(subject, {
     callback: (error, message) => {
       if (error) return;
-      const seq = Number(message.headers?.get('Nats-Sequence'));
+      const stamp = republishStamp(message);
+      const seq = Number(stamp.seq);
       if (!Number.isSafeInteger(seq) || seq <= 0) return;
       handlers.message({
         seq,
-        subject: message.headers?.get('Nats-Subject') ?? subject,
+        subject: stamp.subject ?? subject,
         data: message.data,
         pending: 0,
-        previousSeq: Number(message.headers?.get('Nats-Last-Sequence')) || 0,
+        previousSeq: Number(stamp.lastSeq) || 0,
       });
     },
   });
@@ -58,4 +60,65 @@ export function subscribeRepublished(
       subscription.unsubscribe();
     },
   };
+}
+
+/** What a republished message says of where it was stored (header values as sent). */
+interface RepublishStamp {
+  readonly seq: string | undefined;
+  readonly lastSeq: string | undefined;
+  readonly subject: string | undefined;
+}
+
+const HEADER_LINE = 'NATS/1.0';
+
+/**
+ * The three headers a reader of a republish needs, read from the header block's bytes. A
+ * republished frame carries the producer's headers and five of the stream's; the client's
+ * `message.headers` decodes them all into a map (a tenth of a gateway's CPU per frame, see
+ * docs/decisions/0034-per-frame-work-off-the-token-path.md). The block is the `hdr` bytes the
+ * server sent right before the payload in the same buffer (`message.data` is a view past it), so
+ * its length is the message's size less subject, reply and payload. Anything unexpected (no
+ * `NATS/1.0` line there, a header missing) goes through the client's own decoder.
+ */
+export function republishStamp(message: Msg): RepublishStamp {
+  const block = rawHeaderBlock(message);
+  if (block !== undefined) {
+    const seq = headerValue(block, 'Nats-Sequence');
+    if (seq !== undefined) {
+      return {
+        seq,
+        lastSeq: headerValue(block, 'Nats-Last-Sequence'),
+        subject: headerValue(block, 'Nats-Subject'),
+      };
+    }
+  }
+  const headers = message.headers;
+  return {
+    seq: headers?.get('Nats-Sequence'),
+    lastSeq: headers?.get('Nats-Last-Sequence'),
+    subject: headers?.get('Nats-Subject') || undefined,
+  };
+}
+
+/**
+ * The message's header block as text, when the client holds it right before the payload.
+ * `size()` (subject, reply, headers and payload in bytes) is on the client's message class,
+ * not on its `Msg` type: without it, the client's decoder is used.
+ */
+export function rawHeaderBlock(message: Msg): string | undefined {
+  const size = (message as Msg & { size?: () => number }).size;
+  if (typeof size !== 'function') return undefined;
+  const data = message.data;
+  const length = size.call(message) - message.subject.length - (message.reply?.length ?? 0) - data.length;
+  if (length < HEADER_LINE.length || length > data.byteOffset) return undefined;
+  const block = Buffer.from(data.buffer, data.byteOffset - length, length).toString('latin1');
+  return block.startsWith(HEADER_LINE) ? block : undefined;
+}
+
+function headerValue(block: string, name: string): string | undefined {
+  const at = block.indexOf(`\r\n${name}:`);
+  if (at < 0) return undefined;
+  const from = at + name.length + 3;
+  const end = block.indexOf('\r\n', from);
+  return block.slice(from, end < 0 ? undefined : end).trim();
 }

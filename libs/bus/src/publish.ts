@@ -66,7 +66,8 @@ function retryLostPublish(
   send: () => Promise<PubAck>,
 ): Promise<PubAck> {
   return retryWithBackoff(send, {
-    what: `the ack of a publish to ${subjectFamily(subject)}`,
+    // Only logged: quiet publishes (one per frame) log nothing, so their subject is not rewritten.
+    what: logger ? `the ack of a publish to ${subjectFamily(subject)}` : 'the ack of a publish',
     logger,
     initialDelayMs: 100,
     maxDelayMs: 1000,

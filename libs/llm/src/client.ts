@@ -5,6 +5,7 @@ import { toLlmCallError } from './call-errors.ts';
 import { LlmCallError } from './errors.ts';
 import { type LlmProvider, modelFor } from './provider.ts';
 import { requestFields } from './request-fields.ts';
+import { createChunkReader, isTransportAbort } from './sse-chunks.ts';
 import { StreamAssembler } from './stream-assembler.ts';
 import {
   encodingForModel,
@@ -118,31 +119,58 @@ async function* streamChat(
     if (needed) await warmTokenizer(encodingForModel(model));
   };
   const extra = requestFields(provider, request);
+  // Still reading when the caller stops iterating or the call fails: the request is aborted then.
+  let bodyOpen = false;
   try {
     try {
-      const stream = await openai.chat.completions.create(
-        {
-          model,
-          messages: toProviderMessages(request.messages),
-          ...(request.tools && request.tools.length > 0 ? { tools: request.tools } : {}),
-          ...extra.body,
-          stream: true,
-          stream_options: { include_usage: true },
-        },
-        { signal, headers: extra.headers },
-      );
+      // The SDK builds, sends and checks the request; the body is read here (sse-chunks.ts).
+      const response = await openai.chat.completions
+        .create(
+          {
+            model,
+            messages: toProviderMessages(request.messages),
+            ...(request.tools && request.tools.length > 0 ? { tools: request.tools } : {}),
+            ...extra.body,
+            stream: true,
+            stream_options: { include_usage: true },
+          },
+          { signal, headers: extra.headers },
+        )
+        .asResponse();
+      if (!response.body) throw new Error('Attempted to iterate over a response with no body');
       streaming = true;
       // Empty keep-alive and role chunks do not count: the first-token deadline runs from the request.
       arm(timeouts.firstTokenMs - (performance.now() - startedAt), 'first token');
-      for await (const chunk of stream) {
-        const events = assembler.push(chunk);
-        // Per token: restarting the same timer is much cheaper than replacing it.
-        if (assembler.anyDelta) {
-          if (armedFor === 'idle') timer?.refresh();
-          else arm(timeouts.idleMs, 'idle');
+      const reader = createChunkReader(response.headers);
+      const body = response.body[Symbol.asyncIterator]();
+      bodyOpen = true;
+      for (;;) {
+        let read: IteratorResult<Uint8Array>;
+        try {
+          read = await body.next();
+        } catch (error) {
+          // As the SDK: an aborted read ends the stream; why it was aborted is checked below.
+          if (signal.aborted || isTransportAbort(error)) break;
+          throw error;
         }
-        for (const event of events) yield event;
+        const chunks = read.done ? reader.end() : reader.read(read.value);
+        for (const chunk of chunks) {
+          const events = assembler.push(chunk);
+          // Per token: restarting the same timer is much cheaper than replacing it.
+          if (assembler.anyDelta) {
+            if (armedFor === 'idle') timer?.refresh();
+            else arm(timeouts.idleMs, 'idle');
+          }
+          for (const event of events) yield event;
+        }
+        if (reader.failure) throw reader.failure;
+        if (read.done) break;
+        if (reader.done) {
+          await body.return?.();
+          break;
+        }
       }
+      bodyOpen = false;
     } catch (error) {
       await tokenizerFor(streaming);
       throw failure(error);
@@ -200,6 +228,7 @@ async function* streamChat(
     throw callError;
   } finally {
     clearTimeout(timer);
+    if (bodyOpen) controller.abort();
     request.signal?.removeEventListener('abort', onCallerAbort);
   }
 }

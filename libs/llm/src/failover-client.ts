@@ -8,9 +8,9 @@ import {
   countFailover,
   endModelSpanFailed,
   endModelSpanOk,
-  inSpan,
   inSpanSync,
   observingBreaker,
+  spanSteps,
   startModelSpan,
 } from './model-telemetry.ts';
 import { type LlmProvider, modelFor } from './provider.ts';
@@ -152,11 +152,12 @@ async function* streamWithFailover(
         .streamChat({ ...request, messages: fitted.messages, model: target.model, onAttempt: undefined }),
     );
     let done = false;
+    const inAttempt = spanSteps(span);
     try {
-      let step = await inSpan(span, () => stream.next());
+      let step = await inAttempt(() => stream.next());
       while (!step.done) {
         yield step.value;
-        step = await inSpan(span, () => stream.next());
+        step = await inAttempt(() => stream.next());
       }
       done = true;
       const result = step.value;

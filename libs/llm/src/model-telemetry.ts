@@ -1,4 +1,4 @@
-import { context, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { type Context, context, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { observedGauge, quillMetrics } from '@quill/telemetry';
 import type { CircuitBreaker } from './circuit-breaker.ts';
 import type { LlmCallError } from './errors.ts';
@@ -25,9 +25,22 @@ export function startModelSpan(provider: string, model: string, request: ChatReq
   });
 }
 
-/** Runs one step of the provider stream inside the attempt's span, so its I/O nests there. */
-export function inSpan<T>(span: Span, step: () => Promise<T>): Promise<T> {
-  return context.with(trace.setSpan(context.active(), span), step);
+/**
+ * Runs each step of one attempt's provider stream inside the attempt's span, so its I/O nests
+ * there. The span's context is made once per caller context, not once per step (a stream steps
+ * once per delta; docs/decisions/0034-per-frame-work-off-the-token-path.md).
+ */
+export function spanSteps(span: Span): <T>(step: () => Promise<T>) => Promise<T> {
+  let parent: Context | undefined;
+  let scoped: Context | undefined;
+  return (step) => {
+    const active = context.active();
+    if (active !== parent || !scoped) {
+      parent = active;
+      scoped = trace.setSpan(active, span);
+    }
+    return context.with(scoped, step);
+  };
 }
 
 export function inSpanSync<T>(span: Span, make: () => T): T {
