@@ -32,6 +32,11 @@ export interface DerivedSettings {
   readonly modelCallCounterTtlS: number;
   /** The context ledger never exceeds what the model accepts (LLM_MAX_INPUT_TOKENS). */
   readonly promptLedgerCeilingTokens: number;
+  /**
+   * How long the context service keeps a compile's stored prompt: a redelivered step asks for it
+   * only while its run lives, and no run outlives the wall clock and the stop grace (+ 60 s).
+   */
+  readonly storedPromptRetentionMs: number;
   readonly sseHeartbeatMs: number;
   readonly disconnectGraceMs: number;
   readonly reconcileIntervalMs: number;
@@ -54,6 +59,7 @@ export function deriveSettings(values: ConfigValues): DerivedSettings {
       values.AGENT_PROMPT_TOKEN_LEDGER_CEILING,
       values.LLM_MAX_INPUT_TOKENS,
     ),
+    storedPromptRetentionMs: (wallClockS + values.AGENT_STOP_GRACE_S + 60) * 1000,
     sseHeartbeatMs: values.AGENT_SSE_HEARTBEAT_INTERVAL_S * 1000,
     disconnectGraceMs: values.AGENT_DISCONNECT_GRACE_S * 1000,
     reconcileIntervalMs: values.BILLING_RECONCILE_INTERVAL_S * 1000,

@@ -3,6 +3,7 @@ import { ContextCompileReply, ContextCompileRequest, msgIds, UsageEnvelope } fro
 import { createFailoverClientFromSettings, estimateTextTokens, warmTokenizer } from '@quill/llm';
 import { startService } from '@quill/service-kit';
 import { createContextCompiler, fixedPromptTexts } from './compiler.ts';
+import { startPromptRetention } from './prompt-retention.ts';
 
 const runtime = await startService('context');
 const { bus, config, logger } = runtime;
@@ -66,8 +67,14 @@ const responder = serveRequests(
   },
   logger,
 );
+const stopPromptRetention = startPromptRetention({
+  pool: runtime.pool,
+  logger,
+  retentionMs: config.derived.storedPromptRetentionMs,
+});
 runtime.onShutdown(async () => {
   await responder.stop();
+  await stopPromptRetention();
   // Traces of the last compiles are written before the pool closes.
   await compile.settled();
 });

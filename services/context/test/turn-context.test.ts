@@ -1,10 +1,19 @@
 import type { ChatMessage } from '@quill/contracts';
 import type { ProjectFile } from '@quill/db';
+import { clearStoredPrompts } from '@quill/db/context';
 import { createProject } from '@quill/db/gateway';
 import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
 import { createFile, saveFileContent } from '@quill/db/workers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compilerFor, createUserIn, newSession, startTurn, type TurnFixture } from './support.ts';
+import { startPromptRetention } from '../src/prompt-retention.ts';
+import {
+  compilerFor,
+  createUserIn,
+  newSession,
+  silentLogger,
+  startTurn,
+  type TurnFixture,
+} from './support.ts';
 
 /**
  * One turn context per run (docs/agent-behaviour.md 「本轮上下文」): every step and role of a run
@@ -154,5 +163,53 @@ describe('one turn context per run', () => {
     expect(JSON.stringify(fresh.messages)).toContain('雨又下了起来');
     expect(JSON.stringify(first.messages)).not.toContain('雨又下了起来');
     expect(await traces()).toBe(2);
+  });
+
+  it('clears stored prompts past their retention, keeps the traces, and a late redelivery compiles afresh', async () => {
+    const compile = compilerFor(database);
+    const stored = async (runId: string) =>
+      (
+        await database.pool.query<{ prompts: number; traces: number }>(
+          `SELECT count(messages)::int AS prompts, count(*)::int AS traces
+           FROM context_traces WHERE run_id = $1`,
+          [runId],
+        )
+      ).rows[0]!;
+    const old = await startTurn(database, turn, '写第二章');
+    const recent = await startTurn(database, turn, '写第三章');
+    for (const request of [old, old, recent]) {
+      const reply = await compile(request);
+      if (!reply.ok) throw new Error(reply.code);
+    }
+    await database.pool.query(
+      "UPDATE context_traces SET created_at = now() - interval '2 hours' WHERE run_id = $1",
+      [old.run_id],
+    );
+    expect(await stored(old.run_id)).toEqual({ prompts: 2, traces: 2 });
+    // One row per batch: the pass goes on until nothing old is left.
+    expect(await clearStoredPrompts(database.pool, { olderThanMs: 3_600_000, batch: 1 })).toBe(2);
+    expect(await stored(old.run_id)).toEqual({ prompts: 0, traces: 2 });
+    expect(await stored(recent.run_id)).toEqual({ prompts: 1, traces: 1 });
+    const late = await compile({ ...old, reuse: true });
+    if (!late.ok) throw new Error(late.code);
+    expect(await stored(old.run_id)).toEqual({ prompts: 1, traces: 3 });
+
+    // The service's timer runs the same pass.
+    await database.pool.query(
+      "UPDATE context_traces SET created_at = now() - interval '2 hours' WHERE run_id = $1",
+      [recent.run_id],
+    );
+    const stop = startPromptRetention({
+      pool: database.pool,
+      logger: silentLogger,
+      retentionMs: 3_600_000,
+      everyMs: 20,
+    });
+    try {
+      await expect.poll(async () => (await stored(recent.run_id)).prompts, { timeout: 30_000 }).toBe(0);
+    } finally {
+      await stop();
+    }
+    expect((await stored(old.run_id)).prompts).toBe(1);
   });
 });

@@ -29,6 +29,31 @@ export async function insertContextTrace(
 }
 
 /**
+ * Clears the stored prompts of traces older than `olderThanMs`, in batches; the trace itself is
+ * kept. Answers how many were cleared. A step can only be redelivered while its run lives, and
+ * no run outlives its wall clock, so older prompts are never asked for again.
+ */
+export async function clearStoredPrompts(
+  db: Queryable,
+  input: { olderThanMs: number; batch?: number },
+): Promise<number> {
+  const batch = input.batch ?? 500;
+  let cleared = 0;
+  for (;;) {
+    const { rowCount } = await db.query(
+      `UPDATE context_traces SET messages = NULL
+       WHERE ctid IN (
+         SELECT ctid FROM context_traces
+         WHERE messages IS NOT NULL AND created_at < now() - make_interval(secs => $1::double precision / 1000)
+         LIMIT $2)`,
+      [input.olderThanMs, batch],
+    );
+    cleared += rowCount ?? 0;
+    if ((rowCount ?? 0) < batch) return cleared;
+  }
+}
+
+/**
  * The prompt the step's first compile stored (its shape is the context service's; checked there),
  * or null: what a redelivered step runs with again.
  */
