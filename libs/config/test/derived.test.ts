@@ -19,6 +19,7 @@ describe('derived settings', () => {
       routerLeaseScanMs: 1000,
       modelCallCounterTtlS: 1560,
       promptLedgerCeilingTokens: 128_000,
+      storedPromptRetentionMs: 850_000,
       sseHeartbeatMs: 15_000,
       disconnectGraceMs: 30_000,
       reconcileIntervalMs: 30_000,
@@ -47,6 +48,7 @@ describe('derived settings', () => {
       routerLeaseScanMs: 333,
       modelCallCounterTtlS: 200,
       promptLedgerCeilingTokens: 50_000,
+      storedPromptRetentionMs: 165_000,
       reconcileIntervalMs: 7000,
     });
   });
