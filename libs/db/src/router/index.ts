@@ -10,6 +10,5 @@ export {
   discardIdleRun,
   finishRun,
   startRun,
-  type TakenRun,
   takeRun,
 } from './runs.ts';

@@ -1,6 +1,10 @@
 import type { Phase } from '@quill/contracts';
 import { type FinishRunInput, getActiveRunForSession, type PhaseWrite, type Queryable } from '@quill/db';
-import { answerSessionIfSettled, finishRun, setSessionPhase, type TakenRun, takeRun } from '@quill/db/router';
+import { answerSessionIfSettled, finishRun, setSessionPhase, takeRun } from '@quill/db/router';
+
+/** What a take answers (the entry exports only the functions that write). */
+type TakenRun = Awaited<ReturnType<typeof takeRun>>;
+
 import type { Logger } from 'pino';
 
 /**
