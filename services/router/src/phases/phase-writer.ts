@@ -2,10 +2,10 @@ import type { Phase } from '@quill/contracts';
 import { type FinishRunInput, getActiveRunForSession, type PhaseWrite, type Queryable } from '@quill/db';
 import { answerSessionIfSettled, finishRun, setSessionPhase, takeRun } from '@quill/db/router';
 
+import type { Logger } from 'pino';
+
 /** What a take answers (the entry exports only the functions that write). */
 type TakenRun = Awaited<ReturnType<typeof takeRun>>;
-
-import type { Logger } from 'pino';
 
 /**
  * The router's phase writes, the only ones in the system (docs/architecture.md "Phases"). Each
