@@ -1,7 +1,6 @@
 import type { Phase } from '@quill/contracts';
 import { type FinishRunInput, getActiveRunForSession, type PhaseWrite, type Queryable } from '@quill/db';
 import { answerSessionIfSettled, finishRun, setSessionPhase, takeRun } from '@quill/db/router';
-
 import type { Logger } from 'pino';
 
 /** What a take answers (the entry exports only the functions that write). */
