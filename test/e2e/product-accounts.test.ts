@@ -8,11 +8,13 @@ import { type Stack, startStack } from '../support/stack.ts';
 let stack: Stack;
 beforeAll(async () => {
   // A launch needs a router to open the run (docs/architecture.md "What each service owns"); with
-  // no context service the run ends at once with an error, which is all these tests need of it.
-  // The router's own model decision is off, so the only usage rows are the ones these tests add.
+  // no context service the writer's compile request finds no one and the run ends with an error,
+  // which is all these tests need of it: no model is called. The router's own model decision is
+  // off, so the only usage rows are the ones these tests add. The writer asks for its compile until
+  // the request deadline (a context replica may be starting), shortened here.
   stack = await startStack({
-    replicas: { context: 0, router: 1, writer: 0, reviewer: 0 },
-    env: { AGENT_ROUTER_STRATEGY: 'off' },
+    replicas: { context: 0, router: 1, writer: 1, reviewer: 0 },
+    env: { AGENT_ROUTER_STRATEGY: 'off', NATS_REQUEST_DEADLINE_MS: '3000' },
   });
 });
 afterAll(async () => {
