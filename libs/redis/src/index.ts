@@ -3,7 +3,7 @@ export { createRedis } from './client.ts';
 export { type RedisKeys, redisKeys } from './keys.ts';
 export { defineLuaScript } from './lua-script.ts';
 export { claimExpiredRunLeases, holdRunLease, releaseRunLease, renewRunLease } from './run-lease.ts';
-export { drainSteer, getStopFlag, openModelTurn, pushSteer, setStopFlag } from './run-signals.ts';
+export { getStopFlag, openModelTurn, pushSteer, setStopFlag } from './run-signals.ts';
 export { acquireRunSlots } from './run-slots.ts';
 export { acquireSemaphore, countSemaphore, releaseSemaphore, renewSemaphore } from './semaphore.ts';
 export {

@@ -36,16 +36,6 @@ export async function pushSteer(
   return { accepted: accepted === 1, length };
 }
 
-/** Takes every queued interjection, oldest first; each one is handed out exactly once. */
-export async function drainSteer(redis: Redis, key: string): Promise<string[]> {
-  const results = await redis.multi().lrange(key, 0, -1).del(key).exec();
-  const [first] = results ?? [];
-  if (!first) throw new Error(`steer drain of ${key} was aborted`);
-  const [error, items] = first;
-  if (error) throw error;
-  return items as string[];
-}
-
 // Everything a model call's turn opens with, in one round trip (it is on the way to every call's
 // first token): the queued interjections taken (each handed out once), one model call counted
 // against the run's budget, and the run's tokens so far. Same keys and expiries as the

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { testUrls } from '../../../test/support/urls.ts';
-import { createRedis, drainSteer, getStopFlag, pushSteer, redisKeys, setStopFlag } from '../src/index.ts';
+import { createRedis, getStopFlag, openModelTurn, pushSteer, redisKeys, setStopFlag } from '../src/index.ts';
 import { deleteKeys, testKeys } from './helpers.ts';
 
 const redis = createRedis(testUrls.redis);
@@ -34,6 +34,16 @@ describe('stop flag', () => {
   });
 });
 
+// Interjections are taken when a model call's turn opens (the only reader of the queue).
+const drained = async (runId: string) =>
+  (
+    await openModelTurn(
+      redis,
+      { steer: keys.steer(runId), modelCalls: keys.runModelCalls(runId), tokens: keys.runTokens(runId) },
+      60,
+    )
+  ).steering;
+
 describe('steering queue', () => {
   it('refuses interjections beyond the bound and drains them in order exactly once', async () => {
     const key = keys.steer('run-2');
@@ -42,8 +52,8 @@ describe('steering queue', () => {
     expect(await pushSteer(redis, key, '第三条', 2, 60_000)).toEqual({ accepted: false, length: 2 });
     expect(await redis.pttl(key)).toBeGreaterThan(0);
 
-    expect(await drainSteer(redis, key)).toEqual(['改成第一人称', '加一场雨']);
-    expect(await drainSteer(redis, key)).toEqual([]);
+    expect(await drained('run-2')).toEqual(['改成第一人称', '加一场雨']);
+    expect(await drained('run-2')).toEqual([]);
     expect(await pushSteer(redis, key, '再来', 2, 60_000)).toEqual({ accepted: true, length: 1 });
   });
 
@@ -53,6 +63,6 @@ describe('steering queue', () => {
       Array.from({ length: 20 }, (_, index) => pushSteer(redis, key, `note ${index}`, 5, 60_000)),
     );
     expect(results.filter((result) => result.accepted)).toHaveLength(5);
-    expect(await drainSteer(redis, key)).toHaveLength(5);
+    expect(await drained('run-3')).toHaveLength(5);
   });
 });
