@@ -15,8 +15,9 @@ let bus: Bus;
 beforeAll(async () => {
   stack = await startStack({
     env: {
-      // Long enough for one run to finish before anything of it expires, short for the test.
-      EVENTS_MAX_AGE_S: '20',
+      // Long enough for one run to finish and be archived before anything of it expires, even
+      // on a loaded machine (20 s was not, twice), short for the test.
+      EVENTS_MAX_AGE_S: '40',
       ROUTER_RECONCILE_INTERVAL_S: '1',
     },
   });
@@ -50,7 +51,7 @@ describe('run archive', () => {
     });
     await eventually(
       async () => ((await storedCount(bus.names.events(runId))) === 0 ? true : undefined),
-      90_000,
+      120_000,
     );
     expect(
       await readStored(bus, {
