@@ -1,15 +1,17 @@
+import { providerSseEvent as event, PROVIDER_SSE_DONE } from '@quill/fake-llm';
 import { APIError } from 'openai';
 import { describe, expect, it } from 'vitest';
 import { createChunkReader, isTransportAbort } from '../src/sse-chunks.ts';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const chunk = (content: string) => ({ id: 'c', choices: [{ index: 0, delta: { content } }] });
-const event = (value: unknown) => `data: ${JSON.stringify(value)}\n\n`;
+// Well-formed events come from the fake provider's encoder; the broken ones below (unterminated,
+// named, not JSON) are written out by hand, since no encoder would produce them.
 
 describe('chat-completions SSE chunks', () => {
   it('returns each chunk once its event is complete, across reads split inside a character and a line', () => {
     const reader = createChunkReader(new Headers());
-    const whole = bytes(`${event(chunk('é'))}: keep-alive\r\n\r\n${event(chunk('ünd'))}data: [DONE]\n\n`);
+    const whole = bytes(`${event(chunk('é'))}: keep-alive\r\n\r\n${event(chunk('ünd'))}${PROVIDER_SSE_DONE}`);
     const seen = [];
     for (let offset = 0; offset < whole.length; offset += 3)
       seen.push(...reader.read(whole.subarray(offset, offset + 3)));
@@ -21,7 +23,7 @@ describe('chat-completions SSE chunks', () => {
 
   it('reads nothing after [DONE], and an event the body ended inside at the end', () => {
     const reader = createChunkReader(new Headers());
-    expect(reader.read(bytes(`${event(chunk('a'))}data: [DONE]\n\n${event(chunk('late'))}`))).toEqual([
+    expect(reader.read(bytes(`${event(chunk('a'))}${PROVIDER_SSE_DONE}${event(chunk('late'))}`))).toEqual([
       chunk('a'),
     ]);
     const unterminated = createChunkReader(new Headers());

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createChunkWriter, preciseNow } from './chunk-writer.ts';
 import type { CompletionPlan } from './completion-plan.ts';
 import { waitUntil } from './pacer.ts';
+import { PROVIDER_SSE_DONE, providerSseEvent } from './provider-sse.ts';
 
 export interface StreamSettings {
   completionId: string;
@@ -47,7 +48,7 @@ export async function writeCompletionStream(
     if (typeof delta.content === 'string' && delta.content !== '') {
       settings.onContent?.(delta.content, chunk.x_emitted_at);
     }
-    return `data: ${JSON.stringify(chunk)}\n\n`;
+    return providerSseEvent(chunk);
   };
 
   response.writeHead(200, {
@@ -104,9 +105,9 @@ export async function writeCompletionStream(
       usage: plan.usage,
       x_emitted_at: preciseNow(),
     };
-    await writer.push(`data: ${JSON.stringify(usageChunk)}\n\n`);
+    await writer.push(providerSseEvent(usageChunk));
   }
-  await writer.push('data: [DONE]\n\n');
+  await writer.push(PROVIDER_SSE_DONE);
   await writer.flush();
   response.end();
 }
