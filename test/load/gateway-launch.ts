@@ -10,7 +10,7 @@
  *   node test/load/gateway-launch.ts [--runs 200]
  */
 import { parseArgs } from 'node:util';
-import { type Responder, serveRequests } from '@quill/bus';
+import type { Responder } from '@quill/bus';
 import {
   AgentStreamBody,
   BillingReserveReply,
@@ -23,7 +23,7 @@ import { createTestDatabase } from '@quill/db/testing';
 import { createRedis, redisKeys, releaseSemaphore, releaseSessionLock } from '@quill/redis';
 import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
-import { createRunLauncher } from '../../services/gateway/src/run-launcher.ts';
+import { standIn, testRunLauncher } from '../support/launch-stand-ins.ts';
 import { closeTestBus, openTestBus } from '../support/test-bus.ts';
 import { testUrls, uniqueName } from '../support/urls.ts';
 import { loadAverage } from './support/proc.ts';
@@ -45,43 +45,20 @@ let cpuMs = 0;
 try {
   const user = await createUser(database.pool, { email: 'bench@example.com', displayName: 'Bench' });
   const projectId = (await createProject(database.pool, { ownerId: user.id, title: 'bench' })).id;
-  const failed = { v: 1 as const, ok: false as const, code: 'internal_error' as const };
   responders.push(
-    serveRequests(
+    standIn(
       bus,
       bus.names.billingReserve,
       { request: BillingReserveRequest, reply: BillingReserveReply },
-      {
-        handle: async () => ({ v: 1 as const, ok: true as const, credits_left: 10 }),
-        invalidReply: failed,
-        failureReply: failed,
-      },
-      silent,
+      async () => ({ v: 1 as const, ok: true as const, credits_left: 10 }),
     ),
-    serveRequests(
-      bus,
-      bus.names.routerRunOpen,
-      { request: RunOpenRequest, reply: RunOpenReply },
-      {
-        handle: async () => ({ v: 1 as const, ok: true as const, phase: 'idle' as const }),
-        invalidReply: failed,
-        failureReply: failed,
-      },
-      silent,
-    ),
+    standIn(bus, bus.names.routerRunOpen, { request: RunOpenRequest, reply: RunOpenReply }, async () => ({
+      v: 1 as const,
+      ok: true as const,
+      phase: 'idle' as const,
+    })),
   );
-  const launch = createRunLauncher({
-    bus,
-    pool: database.pool,
-    redis,
-    keys,
-    settings: {
-      sessionLockTtlMs: 60_000,
-      requestTimeoutMs: 2_000,
-      requestDeadlineMs: 4_000,
-      userMaxConcurrentRuns: 3,
-    },
-  });
+  const launch = testRunLauncher({ bus, pool: database.pool, redis, keys });
   const logger = silent as unknown as FastifyBaseLogger;
   let cpuAtStart = process.cpuUsage();
   for (let index = 0; index < runs + WARM_UP; index++) {

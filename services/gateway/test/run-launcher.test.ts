@@ -1,4 +1,4 @@
-import { type Bus, decodeEnvelope, type Responder, readStored, serveRequests } from '@quill/bus';
+import { type Bus, decodeEnvelope, type Responder, readStored } from '@quill/bus';
 import {
   AgentStreamBody,
   BillingReserveReply,
@@ -33,9 +33,9 @@ import {
 import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { standIn, testRunLauncher } from '../../../test/support/launch-stand-ins.ts';
 import { closeTestBus, openTestBus } from '../../../test/support/test-bus.ts';
 import { testUrls, uniqueName } from '../../../test/support/urls.ts';
-import { createRunLauncher } from '../src/run-launcher.ts';
 
 /** Real Postgres, NATS and Redis; billing is a responder whose answer each case sets. */
 let database: TestDatabase;
@@ -63,63 +63,41 @@ beforeAll(async () => {
   viewer = await createUser(database.pool, { email: 'viewer@example.com', displayName: 'Viewer' });
   projectId = (await createProject(database.pool, { ownerId: owner.id, title: '长篇' })).id;
   await addProjectMember(database.pool, projectId, viewer.id, 'viewer');
-  const failed = { v: 1 as const, ok: false as const, code: 'internal_error' as const };
   responders.push(
-    serveRequests(
+    standIn(
       bus,
       bus.names.billingReserve,
       { request: BillingReserveRequest, reply: BillingReserveReply },
-      { handle: async () => reserve, invalidReply: failed, failureReply: failed },
-      pino({ level: 'silent' }),
+      async () => reserve,
     ),
-    serveRequests(
+    standIn(
       bus,
       bus.names.routerRunOpen,
       { request: RunOpenRequest, reply: RunOpenReply },
-      {
-        handle: async (request) => {
-          opens.push(request);
-          return admit;
-        },
-        invalidReply: failed,
-        failureReply: failed,
+      async (request) => {
+        opens.push(request);
+        return admit;
       },
-      pino({ level: 'silent' }),
     ),
-    serveRequests(
-      bus,
-      bus.names.routerRunEnd,
-      { request: RunEndRequest, reply: RunEndReply },
-      {
-        handle: async (request) => {
-          ends.push(request);
-          return { v: 1 as const, ok: true as const, result: 'discarded' as const };
-        },
-        invalidReply: failed,
-        failureReply: failed,
-      },
-      pino({ level: 'silent' }),
-    ),
-    serveRequests(
+    standIn(bus, bus.names.routerRunEnd, { request: RunEndRequest, reply: RunEndReply }, async (request) => {
+      ends.push(request);
+      return { v: 1 as const, ok: true as const, result: 'discarded' as const };
+    }),
+    standIn(
       bus,
       bus.names.billingSettle,
       { request: BillingSettleRequest, reply: BillingSettleReply },
-      {
-        handle: async (request) => {
-          settles.push(request);
-          return {
-            v: 1 as const,
-            ok: true as const,
-            decision: 'refund' as const,
-            reason: 'launch_failed',
-            credits_refunded: 1,
-            duplicate: false,
-          };
-        },
-        invalidReply: failed,
-        failureReply: failed,
+      async (request) => {
+        settles.push(request);
+        return {
+          v: 1 as const,
+          ok: true as const,
+          decision: 'refund' as const,
+          reason: 'launch_failed',
+          credits_refunded: 1,
+          duplicate: false,
+        };
       },
-      pino({ level: 'silent' }),
     ),
   );
 });
@@ -132,19 +110,7 @@ afterAll(async () => {
   await database.drop();
 });
 
-const launcher = () =>
-  createRunLauncher({
-    bus,
-    pool: database.pool,
-    redis,
-    keys,
-    settings: {
-      sessionLockTtlMs: 60_000,
-      requestTimeoutMs: 2_000,
-      requestDeadlineMs: 4_000,
-      userMaxConcurrentRuns: 3,
-    },
-  });
+const launcher = () => testRunLauncher({ bus, pool: database.pool, redis, keys });
 const body = (fields: Partial<AgentStreamBody> = {}) =>
   AgentStreamBody.parse({ project_id: projectId, message: '写第一章', ...fields });
 
@@ -283,18 +249,7 @@ describe('gateway run launcher', () => {
   it('a user at the run limit is refused too_many_active_runs without keeping the session lock', async () => {
     reserve = { v: 1, ok: true, credits_left: 10 };
     const held = await countSemaphore(redis, keys.userSemaphore(owner.id));
-    const atLimit = createRunLauncher({
-      bus,
-      pool: database.pool,
-      redis,
-      keys,
-      settings: {
-        sessionLockTtlMs: 60_000,
-        requestTimeoutMs: 2_000,
-        requestDeadlineMs: 4_000,
-        userMaxConcurrentRuns: held,
-      },
-    });
+    const atLimit = testRunLauncher({ bus, pool: database.pool, redis, keys }, held);
     const { sessionId } = await createSession(database.pool, { projectId, userId: owner.id, title: 'chat' });
     expect(await refusal(atLimit(owner, body({ session_id: sessionId }), logger))).toBe(
       'too_many_active_runs',
