@@ -21,54 +21,62 @@ afterAll(async () => {
   await stack?.stop();
 });
 
+/**
+ * Opens a run and dispatches a quality_reviewer task straight to its queue (the reviewer compiles
+ * its own context from the task: dispatch by reference); answers the run and its step result.
+ */
+async function dispatchReview(title: string, projectId: string) {
+  const session = await createSession(stack.pool, {
+    projectId: stack.projectId,
+    userId: stack.userId,
+    title,
+  });
+  const runId = randomUUID();
+  await createRun(stack.pool, {
+    runId,
+    sessionId: session.sessionId,
+    projectId: stack.projectId,
+    userId: stack.userId,
+    generationMode: 'quality',
+  });
+  await startRun(stack.pool, runId);
+  const steps = await readOrdered(bus, {
+    stream: bus.names.streams.events,
+    subject: bus.names.steps(runId),
+    schema: StepRecordEnvelope,
+  });
+  await publishEnvelope(bus, bus.names.task('quality_reviewer', runId), TaskEnvelope, {
+    v: 1,
+    run_id: runId,
+    session_id: session.sessionId,
+    project_id: projectId,
+    user_id: stack.userId,
+    step: 0,
+    role: 'quality_reviewer',
+    epoch: 0,
+    generation_mode: 'quality',
+    context: { message: '请审查第一章。', focus_file_id: null, attached_file_ids: [], ui_language: 'zh' },
+  });
+  let result: StepRecordEnvelope | undefined;
+  for await (const item of steps) {
+    result = item.envelope;
+    if (result?.kind === 'result') break;
+  }
+  await steps.close();
+  if (result?.kind !== 'result') throw new Error('no step result');
+  return { runId, result: result.result };
+}
+
 describe('reviewer service', () => {
   it('runs a quality_reviewer task dispatched straight to its queue, with a read-only tool set', async () => {
-    const session = await createSession(stack.pool, {
-      projectId: stack.projectId,
-      userId: stack.userId,
-      title: 'review',
-    });
-    const runId = randomUUID();
-    await createRun(stack.pool, {
-      runId,
-      sessionId: session.sessionId,
-      projectId: stack.projectId,
-      userId: stack.userId,
-      generationMode: 'quality',
-    });
-    await startRun(stack.pool, runId);
-    const steps = await readOrdered(bus, {
-      stream: bus.names.streams.events,
-      subject: bus.names.steps(runId),
-      schema: StepRecordEnvelope,
-    });
-    await publishEnvelope(bus, bus.names.task('quality_reviewer', runId), TaskEnvelope, {
-      v: 1,
-      run_id: runId,
-      session_id: session.sessionId,
-      project_id: stack.projectId,
-      user_id: stack.userId,
-      step: 0,
-      role: 'quality_reviewer',
-      epoch: 0,
-      generation_mode: 'quality',
-      // The reviewer compiles its own context from the task (dispatch by reference).
-      context: { message: '请审查第一章。', focus_file_id: null, attached_file_ids: [], ui_language: 'zh' },
-    });
-    let result: StepRecordEnvelope | undefined;
-    for await (const item of steps) {
-      result = item.envelope;
-      if (result?.kind === 'result') break;
-    }
-    await steps.close();
-    if (result?.kind !== 'result') throw new Error('no step result');
-    expect(result.result).toMatchObject({
+    const { runId, result } = await dispatchReview('review', stack.projectId);
+    expect(result).toMatchObject({
       role: 'quality_reviewer',
       outcome: 'completed',
       files_written: [],
     });
-    expect(result.result.worker_instance).toMatch(/^reviewer-/);
-    expect(result.result.final_text).toContain('审查结论');
+    expect(result.worker_instance).toMatch(/^reviewer-/);
+    expect(result.final_text).toContain('审查结论');
 
     const frames = (
       await readStored(bus, {
@@ -89,47 +97,9 @@ describe('reviewer service', () => {
   });
 
   it('reports a task whose context cannot be compiled as a failed step with the compile’s code, without a model call', async () => {
-    const session = await createSession(stack.pool, {
-      projectId: stack.projectId,
-      userId: stack.userId,
-      title: 'no context',
-    });
-    const runId = randomUUID();
-    await createRun(stack.pool, {
-      runId,
-      sessionId: session.sessionId,
-      projectId: stack.projectId,
-      userId: stack.userId,
-      generationMode: 'quality',
-    });
-    await startRun(stack.pool, runId);
-    const steps = await readOrdered(bus, {
-      stream: bus.names.streams.events,
-      subject: bus.names.steps(runId),
-      schema: StepRecordEnvelope,
-    });
-    // The worker compiles the step's context itself (dispatch by reference); a project that does
-    // not exist is the context service's not_found.
-    await publishEnvelope(bus, bus.names.task('quality_reviewer', runId), TaskEnvelope, {
-      v: 1,
-      run_id: runId,
-      session_id: session.sessionId,
-      project_id: randomUUID(),
-      user_id: stack.userId,
-      step: 0,
-      role: 'quality_reviewer',
-      epoch: 0,
-      generation_mode: 'quality',
-      context: { message: '请审查第一章。', focus_file_id: null, attached_file_ids: [], ui_language: 'zh' },
-    });
-    let result: StepRecordEnvelope | undefined;
-    for await (const item of steps) {
-      result = item.envelope;
-      if (result?.kind === 'result') break;
-    }
-    await steps.close();
-    if (result?.kind !== 'result') throw new Error('no step result');
-    expect(result.result).toMatchObject({
+    // A project that does not exist is the context service's not_found.
+    const { runId, result } = await dispatchReview('no context', randomUUID());
+    expect(result).toMatchObject({
       role: 'quality_reviewer',
       outcome: 'failed',
       error_code: 'not_found',
