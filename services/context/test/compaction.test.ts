@@ -53,6 +53,25 @@ async function longSession(turns: number): Promise<TurnFixture> {
   return turn;
 }
 
+/** `count` more exchanges of the author's `label`ed asks and the agent's replies, after a compaction. */
+async function addExchanges(sessionId: string, label: string, count: number): Promise<void> {
+  for (let index = 0; index < count; index++) {
+    const runId = randomUUID();
+    await appendMessage(database.pool, {
+      sessionId,
+      runId,
+      role: 'user',
+      content: `${label}${index}：${'再改一遍。'.repeat(30)}`,
+    });
+    await appendMessage(database.pool, {
+      sessionId,
+      runId,
+      role: 'assistant',
+      content: `改好了${index}：${'细节补足。'.repeat(30)}`,
+    });
+  }
+}
+
 describe('history compaction', () => {
   it('summarises evicted turns once, archives their full text where query_files reads it, and keeps the prefix stable', async () => {
     fakeLlm.clearRequests();
@@ -119,21 +138,7 @@ describe('history compaction', () => {
     const compile = compilerFor(database, { historyTokens: 1_500 }, fakeLlmClient(fakeLlm.url));
     await compile(await startTurn(database, turn, '继续写'));
     const first = (await getLatestCompaction(database.pool, turn.sessionId))!;
-    for (let index = 0; index < 6; index++) {
-      const runId = randomUUID();
-      await appendMessage(database.pool, {
-        sessionId: turn.sessionId,
-        runId,
-        role: 'user',
-        content: `后续${index}：${'再改一遍。'.repeat(30)}`,
-      });
-      await appendMessage(database.pool, {
-        sessionId: turn.sessionId,
-        runId,
-        role: 'assistant',
-        content: `改好了${index}：${'细节补足。'.repeat(30)}`,
-      });
-    }
+    await addExchanges(turn.sessionId, '后续', 6);
     const later = await startTurn(database, turn, '继续写');
     await compile(later);
     const second = (await getLatestCompaction(database.pool, turn.sessionId))!;
@@ -162,21 +167,7 @@ describe('history compaction', () => {
     const first = (await getLatestCompaction(database.pool, turn.sessionId))!;
     await writeHistoryArchive(database.pool, { sessionId: turn.sessionId, projectId, runId: request.run_id });
     expect(await softDeleteFile(database.pool, projectId, first.archiveFileId!)).toBe(true);
-    for (let index = 0; index < 6; index++) {
-      const runId = randomUUID();
-      await appendMessage(database.pool, {
-        sessionId: turn.sessionId,
-        runId,
-        role: 'user',
-        content: `删后${index}：${'再改一遍。'.repeat(30)}`,
-      });
-      await appendMessage(database.pool, {
-        sessionId: turn.sessionId,
-        runId,
-        role: 'assistant',
-        content: `改好了${index}：${'细节补足。'.repeat(30)}`,
-      });
-    }
+    await addExchanges(turn.sessionId, '删后', 6);
     const later = await startTurn(database, turn, '继续写');
     const reply = await compile(later);
     if (!reply.ok) throw new Error(reply.code);
