@@ -1,4 +1,4 @@
-import type { SseFrame } from '@quill/contracts';
+import { ErrorResponse, type SseFrame } from '@quill/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authorApi } from '../support/background-run.ts';
 import { readStream, startRun } from '../support/sse-client.ts';
@@ -127,6 +127,8 @@ describe('task board: commits with rev', () => {
       status: 409,
       body: { error: { code: 'version_conflict' }, conflicts: ['task:t1'], current: { version: 3 } },
     });
+    // The refusal is the documented error shape, its conflicts and current value included.
+    expect(ErrorResponse.safeParse(refused.body).success).toBe(true);
   });
 
   it('author vs author on the board: the same task changed in two tabs is 409', async () => {

@@ -154,5 +154,7 @@ export const ErrorResponse = z.strictObject({
   }),
   /** On a rev conflict (docs/kernel.md "Commits with rev"): the value and rev that stand now. */
   current: z.record(z.string(), z.unknown()).optional(),
+  /** On a rev conflict of notes, info or the task board: the lines, keys or tasks both sides changed. */
+  conflicts: z.array(z.string()).optional(),
 });
 export type ErrorResponse = z.infer<typeof ErrorResponse>;
