@@ -12,6 +12,7 @@ import { loadConfig } from '@quill/config';
 import { createPool, ensureDatabase, getFile, migrate } from '@quill/db';
 import { seedDemo } from '@quill/db/seed';
 import {
+  fillLocalCompileCache,
   REPO_ROOT,
   SERVICE_START_ORDER,
   type ServiceProcess,
@@ -60,6 +61,7 @@ try {
     LOG_LEVEL: 'warn',
   };
   const services: ServiceProcess[] = [];
+  fillLocalCompileCache();
   for (const name of SERVICE_START_ORDER) {
     const service = await spawnService(
       name,

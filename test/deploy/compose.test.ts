@@ -159,4 +159,16 @@ describe('deploy/Dockerfile', () => {
     expect(stage('dev')).toContain('COPY test/fake-llm');
     expect(stage('production')).toContain('USER node');
   });
+
+  it('fills the compile cache the services read, as the user they run as', () => {
+    expect(stage('app')).toContain('ENV NODE_COMPILE_CACHE=/app/.compile-cache');
+    for (const name of ['dev', 'production']) {
+      const text = stage(name);
+      const user = text.indexOf('USER node');
+      const fill = text.indexOf('RUN node scripts/compile-cache.ts');
+      expect(user, name).toBeGreaterThan(-1);
+      // Node keeps a cache directory per user id: filled as root, it would be missed by uid 1000.
+      expect(fill, name).toBeGreaterThan(user);
+    }
+  });
 });

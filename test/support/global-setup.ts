@@ -1,5 +1,6 @@
 import { connect as connectTcp } from 'node:net';
 import type { StartedTestContainer } from 'testcontainers';
+import { fillLocalCompileCache } from './service-process.ts';
 
 /**
  * Tests talk to real NATS (JetStream), Redis and PostgreSQL. For each of NATS_URL / REDIS_URL /
@@ -46,6 +47,8 @@ export async function useLocalDefaults(env: NodeJS.ProcessEnv = process.env): Pr
 }
 
 export async function setup(): Promise<void> {
+  // Every service process the tests spawn then starts from compiled modules, as the image's do.
+  fillLocalCompileCache();
   const missing = await useLocalDefaults();
   if (missing.length === 0) return;
   const { GenericContainer, Wait } = await import('testcontainers');

@@ -1,5 +1,6 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { LOCAL_COMPILE_CACHE_DIR } from '../../scripts/compile-cache.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -25,9 +26,26 @@ export interface ServiceProcess {
   opsUrl?: string;
 }
 
+/** The compile cache local service processes share, unless NODE_COMPILE_CACHE names another. */
+const compileCacheDir = () => process.env.NODE_COMPILE_CACHE ?? LOCAL_COMPILE_CACHE_DIR;
+
 /**
- * Starts one service exactly as production does (`node --import @quill/telemetry/register …`)
- * and resolves once it logs that it is ready; a gateway started on port 0 reports its address.
+ * Fills the compile cache with the services' modules (`scripts/compile-cache.ts`, in a process of
+ * its own), once before a test run, benchmark or demo starts its services. Without it the first
+ * processes strip their own types and fill it when they exit.
+ */
+export function fillLocalCompileCache(): void {
+  const filled = spawnSync(process.execPath, ['scripts/compile-cache.ts', compileCacheDir()], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+  });
+  if (filled.status !== 0) throw new Error(`compile cache not filled:\n${filled.stdout}${filled.stderr}`);
+}
+
+/**
+ * Starts one service exactly as production does (`node --import @quill/telemetry/register …`,
+ * with the image's compile cache) and resolves once it logs that it is ready; a gateway started
+ * on port 0 reports its address.
  */
 export async function spawnService(
   name: ServiceName,
@@ -40,7 +58,13 @@ export async function spawnService(
     ['--import', '@quill/telemetry/register', `services/${name}/src/main.ts`],
     {
       cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH ?? '', ...env, SERVICE_INSTANCE_ID: instanceId, OTEL_SERVICE_NAME: name },
+      env: {
+        PATH: process.env.PATH ?? '',
+        NODE_COMPILE_CACHE: compileCacheDir(),
+        ...env,
+        SERVICE_INSTANCE_ID: instanceId,
+        OTEL_SERVICE_NAME: name,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );

@@ -5,6 +5,7 @@ import { createRedis, type RedisClient, type RedisKeys, redisKeys } from '@quill
 import { asyncGauges, createLogger, shutdownTelemetry } from '@quill/telemetry';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
+import { startIdleMemoryReducer } from './idle-memory.ts';
 import { type OpsServer, startOpsServer } from './ops-server.ts';
 import { installShutdown } from './shutdown.ts';
 
@@ -50,6 +51,22 @@ export async function startService(service: string): Promise<ServiceRuntime> {
     // the warning (docs/agent-behaviour.md 坑 1). The value is already masked.
     const { key, ...rest } = conflict;
     logger.warn({ config_key: key, ...rest }, 'config set differently in .env and the process environment');
+  }
+  if (config.MEMORY_IDLE_REDUCE_S > 0) {
+    startIdleMemoryReducer({
+      quietAfterMs: config.MEMORY_IDLE_REDUCE_S * 1000,
+      onReduced: (reduction) =>
+        logger.info(
+          {
+            rss_before_mb: Math.round(reduction.rssBeforeBytes / 2 ** 20),
+            rss_after_mb: Math.round(reduction.rssAfterBytes / 2 ** 20),
+            heap_before_mb: Math.round(reduction.heapBeforeBytes / 2 ** 20),
+            heap_after_mb: Math.round(reduction.heapAfterBytes / 2 ** 20),
+            pause_ms: Math.round(reduction.pauseMs),
+          },
+          'idle: memory given back',
+        ),
+    });
   }
   // First, so probes see a live (not yet ready) process while dependencies are waited for.
   const ops = await startOpsServer({

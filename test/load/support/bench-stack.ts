@@ -5,7 +5,8 @@ import { ensureQuotaAccount } from '@quill/db/billing';
 import { createProject, createUser, storeApiKey } from '@quill/db/gateway';
 import type { Pool } from 'pg';
 import type { FakeLlmProcess, FakeLlmProcessOptions } from '../../support/fake-llm-process.ts';
-import { type ServiceName, type Stack, startStack } from '../../support/stack.ts';
+import { fillLocalCompileCache, type ServiceName } from '../../support/service-process.ts';
+import { type Stack, startStack } from '../../support/stack.ts';
 import { testUrls } from '../../support/urls.ts';
 import { findPid } from './proc.ts';
 
@@ -62,6 +63,8 @@ export async function startBenchStack(
     authors?: number;
   } = {},
 ): Promise<BenchStack> {
+  // The services start from compiled modules, as the image's do (their memory and start-up CPU).
+  fillLocalCompileCache();
   const stack = await startStack({
     ...(options.replicas ? { replicas: options.replicas } : {}),
     ...(options.namespace ? { namespace: options.namespace } : {}),
