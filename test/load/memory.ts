@@ -44,7 +44,8 @@ const readRss = (pids: Record<string, number | undefined>) =>
   ) as Record<string, number>;
 
 const load = loadAverage();
-const bench = await startBenchStack({ env: envFromPairs(values.env) });
+// Not settled: the first reading is the stack as it comes up, before any quiet spell.
+const bench = await startBenchStack({ env: envFromPairs(values.env), settled: false });
 let result: Record<string, unknown> = {};
 try {
   const reply = { text: plainReply(tokens), tokens_per_second: Number(values.rate), ttft_ms: 100 };

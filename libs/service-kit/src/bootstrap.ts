@@ -52,22 +52,7 @@ export async function startService(service: string): Promise<ServiceRuntime> {
     const { key, ...rest } = conflict;
     logger.warn({ config_key: key, ...rest }, 'config set differently in .env and the process environment');
   }
-  if (config.MEMORY_IDLE_REDUCE_S > 0) {
-    startIdleMemoryReducer({
-      quietAfterMs: config.MEMORY_IDLE_REDUCE_S * 1000,
-      onReduced: (reduction) =>
-        logger.info(
-          {
-            rss_before_mb: Math.round(reduction.rssBeforeBytes / 2 ** 20),
-            rss_after_mb: Math.round(reduction.rssAfterBytes / 2 ** 20),
-            heap_before_mb: Math.round(reduction.heapBeforeBytes / 2 ** 20),
-            heap_after_mb: Math.round(reduction.heapAfterBytes / 2 ** 20),
-            pause_ms: Math.round(reduction.pauseMs),
-          },
-          'idle: memory given back',
-        ),
-    });
-  }
+  const stopIdleMemoryReducer = startIdleMemoryReducerIfOn(config, logger);
   // First, so probes see a live (not yet ready) process while dependencies are waited for.
   const ops = await startOpsServer({
     host: config.OPS_HOST,
@@ -113,6 +98,7 @@ export async function startService(service: string): Promise<ServiceRuntime> {
     timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     async stop() {
       ops.state.draining = true;
+      stopIdleMemoryReducer();
       for (const stop of stoppers.reverse())
         await stop().catch((error: unknown) => logger.error({ err: error }, 'stop failed'));
       await bus.close();
@@ -134,6 +120,26 @@ export async function startService(service: string): Promise<ServiceRuntime> {
       ops.state.started = true;
     },
   };
+}
+
+/** Memory given back once per quiet spell (`MEMORY_IDLE_REDUCE_S`, 0 = off), each time logged. */
+function startIdleMemoryReducerIfOn(config: Config, logger: Logger): () => void {
+  if (config.MEMORY_IDLE_REDUCE_S === 0) return () => undefined;
+  const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
+  return startIdleMemoryReducer({
+    quietAfterMs: config.MEMORY_IDLE_REDUCE_S * 1000,
+    onReduced: (reduction) =>
+      logger.info(
+        {
+          rss_before_mb: mb(reduction.rssBeforeBytes),
+          rss_after_mb: mb(reduction.rssAfterBytes),
+          heap_before_mb: mb(reduction.heapBeforeBytes),
+          heap_after_mb: mb(reduction.heapAfterBytes),
+          pause_ms: Math.round(reduction.pauseMs),
+        },
+        'idle: memory given back',
+      ),
+  });
 }
 
 /** Records since when NATS has been unreachable, for `/readyz` (docs/operations.md "Probes"). */
