@@ -2,7 +2,7 @@
  * Fills Node's compile cache (`NODE_COMPILE_CACHE`) with every module a service loads at start-up,
  * so a service process neither strips TypeScript types nor compiles JavaScript it has compiled
  * before (docs/decisions/0040-compile-cache-and-idle-memory.md). A process that finds its modules
- * there never loads the type-stripping transformer (~20 MB resident) and starts in about half the
+ * there never loads the type-stripping transformer (~20 MB resident) and starts on about a third less
  * CPU.
  *
  *   node scripts/compile-cache.ts [dir]        (default: $NODE_COMPILE_CACHE, else the local dir)

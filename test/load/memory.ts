@@ -8,7 +8,7 @@
  * default idle wait is longer than that. Services start from the compile cache, as the image's do.
  * Prints a table and one JSON line.
  *
- *   node test/load/memory.ts [--runs 200] [--tokens 100] [--rate 20] [--idle-s 15] [--env KEY=VALUE …]
+ *   node test/load/memory.ts [--runs 200] [--tokens 100] [--rate 20] [--idle-s 40] [--env KEY=VALUE …]
  */
 import { parseArgs } from 'node:util';
 import { envFromPairs, startBenchStack } from './support/bench-stack.ts';
@@ -22,7 +22,7 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '200' },
     tokens: { type: 'string', default: '100' },
     rate: { type: 'string', default: '20' },
-    'idle-s': { type: 'string', default: '15' },
+    'idle-s': { type: 'string', default: '40' },
     env: { type: 'string', multiple: true, default: [] },
   },
 });
@@ -44,8 +44,7 @@ const readRss = (pids: Record<string, number | undefined>) =>
   ) as Record<string, number>;
 
 const load = loadAverage();
-// Not settled: the first reading is the stack as it comes up, before any quiet spell.
-const bench = await startBenchStack({ env: envFromPairs(values.env), settled: false });
+const bench = await startBenchStack({ env: envFromPairs(values.env) });
 let result: Record<string, unknown> = {};
 try {
   const reply = { text: plainReply(tokens), tokens_per_second: Number(values.rate), ttft_ms: 100 };

@@ -212,8 +212,10 @@ export const ConfigSchema = z.object({
   NATS_PUBLISH_RETRY_MS: int(15_000, 100),
   SHUTDOWN_TIMEOUT_MS: int(10_000, 100),
   // After how many seconds of a quiet event loop a process gives back the memory start-up or a
-  // burst of work grew (one memory-reducing collection per quiet spell; 0 = never), README "Performance".
-  MEMORY_IDLE_REDUCE_S: int(8, 0),
+  // burst of work grew (one memory-reducing collection per quiet spell; 0 = never). Long enough
+  // that a process with work every few seconds never pays the next burst's warm-up again
+  // (docs/decisions/0040-compile-cache-and-idle-memory.md).
+  MEMORY_IDLE_REDUCE_S: int(30, 0),
 });
 
 /** `scheme://host[:port]` and nothing else, as a browser sends it in `Origin`. */

@@ -61,12 +61,6 @@ export async function startBenchStack(
     natsServerPid?: number;
     /** How many authors the runs are spread over; default 50. */
     authors?: number;
-    /**
-     * Wait until every service has given back its start-up memory (its first quiet spell,
-     * MEMORY_IDLE_REDUCE_S) before the benchmark measures, as a fleet that has been up a while
-     * has; default true. Without it that one collection lands in the first figures' CPU.
-     */
-    settled?: boolean;
   } = {},
 ): Promise<BenchStack> {
   // The services start from compiled modules, as the image's do (their memory and start-up CPU).
@@ -88,7 +82,6 @@ export async function startBenchStack(
     await stack.pool.query('UPDATE quota_accounts SET credits = 100000000, daily_token_cap = NULL');
     nats = await connect({ servers: testUrls.nats, name: 'bench-counter' });
     jsm = await jetstreamManager(nats);
-    if (options.settled ?? true) await settled(stack);
   } catch (error) {
     await nats?.close();
     await stack.stop();
@@ -128,25 +121,6 @@ export async function startBenchStack(
       await stack.stop();
     },
   };
-}
-
-/** Until each service logged its start-up reduction, or a minute (then it says which did not). */
-async function settled(stack: Stack): Promise<void> {
-  const reducing = stack.env.MEMORY_IDLE_REDUCE_S !== '0';
-  const deadline = Date.now() + 60_000;
-  const pending = () =>
-    stack.services.filter((service) => !service.output().includes('idle: memory given back'));
-  while (reducing && pending().length > 0) {
-    if (Date.now() > deadline) {
-      console.warn(
-        `bench: not settled after a minute: ${pending()
-          .map((service) => service.instanceId)
-          .join(', ')}`,
-      );
-      return;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
 }
 
 async function seedAuthors(pool: Pool, count: number): Promise<BenchAuthor[]> {
