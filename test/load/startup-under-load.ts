@@ -17,6 +17,7 @@ import { busNames } from '@quill/contracts';
 import { createTestDatabase } from '@quill/db/testing';
 import { startFakeLlm } from '@quill/fake-llm';
 import {
+  fillLocalCompileCache,
   SERVICE_START_ORDER,
   type ServiceName,
   spawnService,
@@ -42,6 +43,8 @@ const readyTimeoutMs = Number(values['ready-timeout-s']) * 1000;
 const maxMs = Number(values['max-minutes']) * 60_000;
 
 const namespace = uniqueName('su');
+// Services start from the compile cache, as the image's do (docs/decisions/0040).
+fillLocalCompileCache();
 const database = await createTestDatabase();
 const fakeLlm = await startFakeLlm({ port: 0 });
 const env: Record<string, string> = {
