@@ -22,6 +22,9 @@ export const LOCAL_COMPILE_CACHE_DIR = `${REPO_ROOT}node_modules/.cache/quill-co
 
 const SERVICES = ['gateway', 'router', 'writer', 'reviewer', 'context', 'billing'] as const;
 
+/** How the one-line module that imports an entry point is named (see `fillCompileCache`). */
+const ENTRY_SCHEME = 'quill-compile-cache:';
+
 /** The preload every service starts with, then each service's entry point. */
 export const ENTRY_POINTS: readonly string[] = [
   'libs/telemetry/src/register.ts',
@@ -77,8 +80,6 @@ export function fillCompileCache(dir: string): { directory: string } {
   module.flushCompileCache();
   return { directory: enabled.directory };
 }
-
-const ENTRY_SCHEME = 'quill-compile-cache:';
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const dir = process.argv[2] ?? process.env.NODE_COMPILE_CACHE ?? LOCAL_COMPILE_CACHE_DIR;

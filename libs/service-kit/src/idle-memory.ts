@@ -9,7 +9,8 @@ import { runInNewContext } from 'node:vm';
  * set). V8 has a memory reducer for exactly this, but it acts on an embedder's idle notifications,
  * which Node never sends; a memory-reducing full collection is what it would run. Capping the
  * young generation instead (`--max-semi-space-size`) costs CPU on every streamed token; this
- * costs one collection per quiet spell and none while work goes on.
+ * costs one collection per quiet spell, none while work goes on, and a warm-up of the next burst
+ * while the young generation grows back (why the spell is half a minute by default).
  */
 
 /** Event-loop utilization below which a one-second sample counts as quiet. */
