@@ -84,5 +84,8 @@ describe('idle memory', () => {
     // Quiet on, nothing grown: no second collection (the rule's 8 MB of growth).
     await new Promise((resolve) => setTimeout(resolve, 4000));
     expect(reductions()).toHaveLength(1);
+    // And operators see it: one observation of the pause on /metrics.
+    const metrics = await (await fetch(`${service.opsUrl}/metrics`)).text();
+    expect(metrics).toMatch(/^quill_memory_idle_reduction_pause_seconds_count(\{[^}]*\})? 1$/m);
   });
 });

@@ -2,7 +2,7 @@ import { type Bus, connectBus, consumerLag, ensureStreams, retryWithBackoff } fr
 import { type Config, loadConfig, type SecretUse } from '@quill/config';
 import { createPool } from '@quill/db';
 import { createRedis, type RedisClient, type RedisKeys, redisKeys } from '@quill/redis';
-import { asyncGauges, createLogger, shutdownTelemetry } from '@quill/telemetry';
+import { asyncGauges, createLogger, quillMetrics, shutdownTelemetry } from '@quill/telemetry';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { startIdleMemoryReducer } from './idle-memory.ts';
@@ -128,7 +128,8 @@ function startIdleMemoryReducerIfOn(config: Config, logger: Logger): () => void 
   const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
   return startIdleMemoryReducer({
     quietAfterMs: config.MEMORY_IDLE_REDUCE_S * 1000,
-    onReduced: (reduction) =>
+    onReduced: (reduction) => {
+      quillMetrics().memoryIdleReductionPause.record(reduction.pauseMs / 1000);
       logger.info(
         {
           rss_before_mb: mb(reduction.rssBeforeBytes),
@@ -138,7 +139,8 @@ function startIdleMemoryReducerIfOn(config: Config, logger: Logger): () => void 
           pause_ms: Math.round(reduction.pauseMs),
         },
         'idle: memory given back',
-      ),
+      );
+    },
   });
 }
 

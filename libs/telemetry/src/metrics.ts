@@ -42,6 +42,8 @@ export interface QuillMetrics {
   stopRequests: Counter;
   /** Steering messages queued (accepted) and delivered to a model call. */
   steeringMessages: Counter;
+  /** Pauses of the memory-reducing collections a quiet process ran (the count is how many). */
+  memoryIdleReductionPause: Histogram;
 }
 
 const METER_NAME = '@quill/telemetry';
@@ -49,6 +51,8 @@ const METER_NAME = '@quill/telemetry';
 const TTFT_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60];
 // Frame delay is milliseconds when healthy; seconds means a backlog in the relay.
 const FRAME_DELAY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+// A quiet process's memory-reducing collection: tens of milliseconds, more on a loaded machine.
+const REDUCTION_PAUSE_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
 let cached: QuillMetrics | undefined;
 
@@ -87,6 +91,11 @@ export function quillMetrics(): QuillMetrics {
     toolErrors: counter('quill.tool.errors', 'tool calls answered with an error'),
     stopRequests: counter('quill.run.stop_requests', 'stop requests by reason'),
     steeringMessages: counter('quill.run.steering_messages', 'steering messages by stage'),
+    memoryIdleReductionPause: meter.createHistogram('quill.memory.idle_reduction_pause_seconds', {
+      description: 'pause of the memory-reducing collection a quiet process ran',
+      unit: 's',
+      advice: { explicitBucketBoundaries: REDUCTION_PAUSE_BUCKETS },
+    }),
   };
   return cached;
 }
