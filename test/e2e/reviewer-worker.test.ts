@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { type Bus, connectBus, publishEnvelope, readOrdered, readStored } from '@quill/bus';
 import { EventEnvelope, StepRecordEnvelope, TaskEnvelope } from '@quill/contracts';
-import { createSession } from '@quill/db/gateway';
-import { createRun, startRun } from '@quill/db/router';
 import { FILE_WRITE_TOOL_NAMES, QUALITY_REVIEWER_TOOL_NAMES } from '@quill/tools';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestRun } from '../support/run-rows.ts';
 import { type Stack, startStack } from '../support/stack.ts';
 import { testUrls } from '../support/urls.ts';
 
@@ -26,20 +25,12 @@ afterAll(async () => {
  * its own context from the task: dispatch by reference); answers the run and its step result.
  */
 async function dispatchReview(title: string, projectId: string) {
-  const session = await createSession(stack.pool, {
+  const { sessionId, runId } = await createTestRun(stack.pool, {
     projectId: stack.projectId,
     userId: stack.userId,
     title,
-  });
-  const runId = randomUUID();
-  await createRun(stack.pool, {
-    runId,
-    sessionId: session.sessionId,
-    projectId: stack.projectId,
-    userId: stack.userId,
     generationMode: 'quality',
   });
-  await startRun(stack.pool, runId);
   const steps = await readOrdered(bus, {
     stream: bus.names.streams.events,
     subject: bus.names.steps(runId),
@@ -48,7 +39,7 @@ async function dispatchReview(title: string, projectId: string) {
   await publishEnvelope(bus, bus.names.task('quality_reviewer', runId), TaskEnvelope, {
     v: 1,
     run_id: runId,
-    session_id: session.sessionId,
+    session_id: sessionId,
     project_id: projectId,
     user_id: stack.userId,
     step: 0,

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { type Bus, connectBus, publishEnvelope } from '@quill/bus';
 import { isoNow, isTerminalFrame, msgIds, RunStartEnvelope } from '@quill/contracts';
-import { createSession } from '@quill/db/gateway';
-import { createRun } from '@quill/db/router';
 import { createRedis, redisKeys, setStopFlag } from '@quill/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, getJson, slowReply } from '../support/api.ts';
+import { createTestRun } from '../support/run-rows.ts';
 import type { ServiceProcess } from '../support/service-process.ts';
 import { frameTypes, type ReceivedFrame, readStream, startRun } from '../support/sse-client.ts';
 import { type Stack, startStack } from '../support/stack.ts';
@@ -101,18 +100,11 @@ describe('terminal guarantee under failure', () => {
   });
 
   it('stops a run whose stop arrived before its first step, without calling the model', async () => {
-    const session = await createSession(stack.pool, {
+    const { sessionId, runId } = await createTestRun(stack.pool, {
       projectId: stack.projectId,
       userId: stack.userId,
       title: 'stop early',
-    });
-    const runId = randomUUID();
-    await createRun(stack.pool, {
-      runId,
-      sessionId: session.sessionId,
-      projectId: stack.projectId,
-      userId: stack.userId,
-      generationMode: 'fast',
+      started: false,
     });
     const redis = createRedis(testUrls.redis);
     await setStopFlag(redis, redisKeys(stack.redisPrefix).stop(runId), 'user_stopped', 60_000);
@@ -124,7 +116,7 @@ describe('terminal guarantee under failure', () => {
       {
         v: 1,
         run_id: runId,
-        session_id: session.sessionId,
+        session_id: sessionId,
         project_id: stack.projectId,
         user_id: stack.userId,
         message_id: randomUUID(),

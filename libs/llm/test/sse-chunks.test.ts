@@ -1,12 +1,11 @@
-import { providerSseEvent as event, PROVIDER_SSE_DONE } from '@quill/fake-llm';
+import { providerSseEvent as event, PROVIDER_SSE_DONE, providerSseData } from '@quill/fake-llm';
 import { APIError } from 'openai';
 import { describe, expect, it } from 'vitest';
 import { createChunkReader, isTransportAbort } from '../src/sse-chunks.ts';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const chunk = (content: string) => ({ id: 'c', choices: [{ index: 0, delta: { content } }] });
-// Well-formed events come from the fake provider's encoder; the broken ones below (unterminated,
-// named, not JSON) are written out by hand, since no encoder would produce them.
+// Events come from the fake provider's encoder, cut or prefixed where a test needs a broken one.
 
 describe('chat-completions SSE chunks', () => {
   it('returns each chunk once its event is complete, across reads split inside a character and a line', () => {
@@ -27,7 +26,8 @@ describe('chat-completions SSE chunks', () => {
       chunk('a'),
     ]);
     const unterminated = createChunkReader(new Headers());
-    expect(unterminated.read(bytes(`data: ${JSON.stringify(chunk('b'))}`))).toEqual([]);
+    // The encoder's event without the blank line that ends it.
+    expect(unterminated.read(bytes(event(chunk('b')).trimEnd()))).toEqual([]);
     expect(unterminated.end()).toEqual([chunk('b')]);
   });
 
@@ -42,10 +42,10 @@ describe('chat-completions SSE chunks', () => {
     expect(reader.failure).toBeInstanceOf(APIError);
     expect(reader.failure?.message).toContain('overloaded');
     const named = createChunkReader(headers);
-    named.read(bytes(`event: error\ndata: ${JSON.stringify({ message: 'bad' })}\n\n`));
+    named.read(bytes(`event: error\n${event({ message: 'bad' })}`));
     expect(named.failure).toBeInstanceOf(APIError);
     const malformed = createChunkReader(headers);
-    malformed.read(bytes('data: {not json\n\n'));
+    malformed.read(bytes(providerSseData('{not json')));
     expect(malformed.failure).toBeInstanceOf(SyntaxError);
   });
 

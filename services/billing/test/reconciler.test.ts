@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { type Bus, publishFrame } from '@quill/bus';
 import { errorFrame, frame, type SseFrame } from '@quill/contracts';
 import { getCredits, getRun } from '@quill/db';
-import { createSession } from '@quill/db/gateway';
-import { createRun, finishRun, setSessionPhase, startRun } from '@quill/db/router';
+import { finishRun, setSessionPhase } from '@quill/db/router';
 import { seedDemo } from '@quill/db/seed';
 import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestRun } from '../../../test/support/run-rows.ts';
 import { closeTestBus, openTestBus } from '../../../test/support/test-bus.ts';
 import { reserveCredit } from '../src/ledger.ts';
 import { createReconciler, type ReconcilerSettings } from '../src/reconciler.ts';
@@ -42,21 +42,11 @@ function reconciler(settings: Partial<ReconcilerSettings> = {}) {
 
 /** A run as the gateway leaves it: row and session running, one credit reserved, run_started out. */
 async function startedRun(): Promise<{ runId: string; sessionId: string }> {
-  const session = await createSession(database.pool, {
+  const { runId, sessionId } = await createTestRun(database.pool, {
     projectId: demo.projectId,
     userId: demo.userId,
-    title: 't',
   });
-  const runId = randomUUID();
-  await createRun(database.pool, {
-    runId,
-    sessionId: session.sessionId,
-    projectId: demo.projectId,
-    userId: demo.userId,
-    generationMode: 'fast',
-  });
-  await startRun(database.pool, runId);
-  await setSessionPhase(database.pool, session.sessionId, 'running');
+  await setSessionPhase(database.pool, sessionId, 'running');
   expect(
     await reserveCredit(database.pool, { runId, userId: demo.userId, defaultCredits: 10 }),
   ).toMatchObject({
@@ -65,12 +55,12 @@ async function startedRun(): Promise<{ runId: string; sessionId: string }> {
   await publishFrame(
     bus,
     frame('run_started', runId, {
-      session_id: session.sessionId,
+      session_id: sessionId,
       project_id: demo.projectId,
       generation_mode: 'fast',
     }),
   );
-  return { runId, sessionId: session.sessionId };
+  return { runId, sessionId };
 }
 
 async function publish(frames: SseFrame[]): Promise<void> {

@@ -2,12 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { type Bus, publishFrame, readStored } from '@quill/bus';
 import { EventEnvelope, frame, isTerminalFrame } from '@quill/contracts';
 import { getRun } from '@quill/db';
-import { createSession } from '@quill/db/gateway';
-import { createRun, startRun } from '@quill/db/router';
 import { seedDemo } from '@quill/db/seed';
 import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestRun } from '../../../test/support/run-rows.ts';
 import { closeTestBus, openTestBus } from '../../../test/support/test-bus.ts';
 import { endRunIfUnfinished } from '../src/run-fallback.ts';
 
@@ -60,20 +59,7 @@ describe('gateway fallback terminal', () => {
 
   it('leaves the row to the router: it writes no table itself', async () => {
     const demo = await seedDemo(database.pool, { apiKey: `qk_test_${randomUUID()}` });
-    const session = await createSession(database.pool, {
-      projectId: demo.projectId,
-      userId: demo.userId,
-      title: 't',
-    });
-    const runId = randomUUID();
-    await createRun(database.pool, {
-      runId,
-      sessionId: session.sessionId,
-      projectId: demo.projectId,
-      userId: demo.userId,
-      generationMode: 'fast',
-    });
-    await startRun(database.pool, runId);
+    const { runId } = await createTestRun(database.pool, { projectId: demo.projectId, userId: demo.userId });
     await publishFrame(bus, frame('text', runId, { agent: 'writer', content: '半句' }));
     await endRunIfUnfinished(bus, runId, logger, REQUEST);
     expect((await framesOf(runId)).map((value) => value.type)).toEqual(['text', 'error', 'done']);

@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { type Bus, publishEnvelope, publishFrame, readStored } from '@quill/bus';
 import { EventEnvelope, errorFrame, frame, type SseFrame, StepRecordEnvelope } from '@quill/contracts';
 import { getArchivedFrames, getRun, getSession } from '@quill/db';
-import { createSession } from '@quill/db/gateway';
-import { createRun, setSessionPhase, startRun } from '@quill/db/router';
+import { setSessionPhase } from '@quill/db/router';
 import { seedDemo } from '@quill/db/seed';
 import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestRun } from '../../../test/support/run-rows.ts';
 import { closeTestBus, openTestBus } from '../../../test/support/test-bus.ts';
 import { createPhaseWriter } from '../src/phases/phase-writer.ts';
 import { createRunSweep, type SweepSettings } from '../src/phases/run-sweep.ts';
@@ -42,30 +42,20 @@ function sweep(settings: Partial<SweepSettings> = {}) {
 
 /** A run a router took: row and session running, run_started out. */
 async function takenRun(): Promise<{ runId: string; sessionId: string }> {
-  const session = await createSession(database.pool, {
+  const { runId, sessionId } = await createTestRun(database.pool, {
     projectId: demo.projectId,
     userId: demo.userId,
-    title: 't',
   });
-  const runId = randomUUID();
-  await createRun(database.pool, {
-    runId,
-    sessionId: session.sessionId,
-    projectId: demo.projectId,
-    userId: demo.userId,
-    generationMode: 'fast',
-  });
-  await startRun(database.pool, runId);
-  await setSessionPhase(database.pool, session.sessionId, 'running');
+  await setSessionPhase(database.pool, sessionId, 'running');
   await publishFrame(
     bus,
     frame('run_started', runId, {
-      session_id: session.sessionId,
+      session_id: sessionId,
       project_id: demo.projectId,
       generation_mode: 'fast',
     }),
   );
-  return { runId, sessionId: session.sessionId };
+  return { runId, sessionId };
 }
 
 async function publish(frames: SseFrame[]): Promise<void> {

@@ -1,6 +1,6 @@
 export type { ChatRequestBody, ChatRequestMessage } from './chat-request.ts';
 export { CHAPTER_TITLE, chapterBody, OUTLINE_TITLE } from './prose.ts';
-export { PROVIDER_SSE_DONE, providerSseEvent } from './provider-sse.ts';
+export { PROVIDER_SSE_DONE, providerSseData, providerSseEvent } from './provider-sse.ts';
 export type { RecordedRequest, RequestFilter } from './request-log.ts';
 export { FAKE_LLM_ROLES, ROUTER_DECISION, SUGGESTIONS } from './role-responses.ts';
 export type {

@@ -4,8 +4,14 @@
  * SSE frames are encoded in libs/contracts; this is the provider's side, which the fake LLM
  * serves and the client's parser tests feed.
  */
-export function providerSseEvent(chunk: unknown): string {
-  return `data: ${JSON.stringify(chunk)}\n\n`;
+
+/** One event carrying `payload` as it is (a parser test's broken payload included). */
+export function providerSseData(payload: string): string {
+  return `data: ${payload}\n\n`;
 }
 
-export const PROVIDER_SSE_DONE = 'data: [DONE]\n\n';
+export function providerSseEvent(chunk: unknown): string {
+  return providerSseData(JSON.stringify(chunk));
+}
+
+export const PROVIDER_SSE_DONE = providerSseData('[DONE]');
