@@ -6,17 +6,25 @@
  * here run slightly above figure 2's. `--untraced` starts the services without a trace exporter
  * (no spans are recorded) and prints only the totals: figure 2's wall time and the CPU per
  * launch, the CPU of every service process over the measured runs divided by their number (a run
- * here is the launch plus a 5-token reply, so nearly all of it is the launch).
+ * here is the launch plus a 5-token reply, so nearly all of it is the launch), and next to it the
+ * CPU of the benchmark's own nats-server and the NATS messages each service sent and received per
+ * launch (its `/connz`).
  *
  *   node test/load/launch-path.ts [--runs 15] [--untraced] [--env KEY=VALUE ...]
  */
 import { parseArgs } from 'node:util';
 import type { ReceivedSpan } from '../support/otlp-receiver.ts';
 import { startOtlpReceiver } from '../support/otlp-receiver.ts';
-import { envFromPairs, serviceCpuMs, startBenchStack } from './support/bench-stack.ts';
+import { type ConnectionCounters, startPrivateNats } from './support/private-nats.ts';
 import { cpuMeter, loadAverage } from './support/proc.ts';
-import { matchDelays, plainReply, streamRun, writerRequest } from './support/runs.ts';
 import { distribution, rounded, table } from './support/stats.ts';
+
+// A nats-server of the benchmark's own, so its CPU and every connection's message counts are the
+// launches' alone (the machine's has no monitoring port).
+const nats = await startPrivateNats();
+process.env.NATS_URL = nats.url;
+const { envFromPairs, serviceCpuMs, startBenchStack } = await import('./support/bench-stack.ts');
+const { matchDelays, plainReply, streamRun, writerRequest } = await import('./support/runs.ts');
 
 const { values } = parseArgs({
   options: {
@@ -31,6 +39,7 @@ const TTFT_MS = 100;
 
 const receiver = traced ? await startOtlpReceiver() : undefined;
 const bench = await startBenchStack({
+  natsServerPid: nats.pid,
   // The test receiver reads OTLP/JSON; the services' default is http/protobuf.
   env: {
     ...(receiver
@@ -42,6 +51,8 @@ const bench = await startBenchStack({
 const layouts: Array<Map<string, { offset: number; duration: number }>> = [];
 const toModel: number[] = [];
 let cpuPerLaunch: Record<string, number> = {};
+let brokerMsPerLaunch = 0;
+let messagesPerLaunch: Record<string, { sent: number; received: number }> = {};
 const load = loadAverage();
 try {
   const reply = { text: plainReply(5), tokens_per_second: 100, ttft_ms: TTFT_MS };
@@ -51,8 +62,15 @@ try {
   });
   // Measured from the first counted run on: the warm-up runs are left out.
   let meter: (() => Record<string, number>) | undefined;
+  // The broker works for every launch too (consumers made and dropped, API requests): shown apart.
+  let brokerMeter: (() => Record<string, number>) | undefined;
+  let countedFrom: ConnectionCounters[] = [];
   for (let index = 0; index < runs + 3; index++) {
-    if (index === 3) meter = cpuMeter(bench.pids());
+    if (index === 3) {
+      meter = cpuMeter(bench.pids());
+      brokerMeter = cpuMeter({ 'nats-server': nats.pid });
+      countedFrom = await nats.connections();
+    }
     receiver?.clear();
     const trace = await streamRun(bench.gateway, bench.author(index), `launch path ${index}`);
     if (trace.failure) throw new Error(`run failed: ${trace.failure}`);
@@ -68,9 +86,33 @@ try {
     layouts.push(layout(spans));
   }
   cpuPerLaunch = meter?.() ?? {};
+  brokerMsPerLaunch = rounded((brokerMeter?.()['nats-server'] ?? 0) / runs);
+  messagesPerLaunch = perLaunchMessages(countedFrom, await nats.connections());
 } finally {
   await bench.stop();
   await receiver?.close();
+  await nats.stop();
+}
+
+/**
+ * NATS messages per launch by service, both ways: what its connections sent (publishes, requests,
+ * acks, pulls) and what the server delivered to them. The connection name is `<service>:<instance>`.
+ */
+function perLaunchMessages(
+  before: ConnectionCounters[],
+  after: ConnectionCounters[],
+): Record<string, { sent: number; received: number }> {
+  const result: Record<string, { sent: number; received: number }> = {};
+  for (const connection of after) {
+    const service = connection.name.split(':')[0];
+    if (!service || !connection.name.includes(':')) continue;
+    const earlier = before.find((each) => each.name === connection.name);
+    const row = result[service] ?? { sent: 0, received: 0 };
+    result[service] = row;
+    row.sent = rounded(row.sent + (connection.inMsgs - (earlier?.inMsgs ?? 0)) / runs);
+    row.received = rounded(row.received + (connection.outMsgs - (earlier?.outMsgs ?? 0)) / runs);
+  }
+  return result;
 }
 
 function isRequest(span: ReceivedSpan): boolean {
@@ -132,7 +174,12 @@ console.log(
     perService,
   )
     .map(([service, ms]) => `${service} ${ms}`)
-    .join(', ')}); load average ${load}`,
+    .join(', ')}), nats-server ${brokerMsPerLaunch} ms; load average ${load}`,
+);
+console.log(
+  `NATS messages per launch, sent / received: ${Object.entries(messagesPerLaunch)
+    .map(([service, row]) => `${service} ${row.sent} / ${row.received}`)
+    .join(', ')}`,
 );
 if (traced) {
   console.log(
@@ -152,6 +199,8 @@ console.log(
     to_model_p95_ms: rounded(distribution(toModel).p95),
     cpu_ms_per_launch: cpuMsPerLaunch,
     cpu_ms_per_launch_by_service: perService,
+    nats_server_cpu_ms_per_launch: brokerMsPerLaunch,
+    nats_messages_per_launch: messagesPerLaunch,
     spans: summary.map((row) => ({
       ...row,
       offset_p50: rounded(row.offset_p50),

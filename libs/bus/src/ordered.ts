@@ -2,6 +2,7 @@ import type { JsMsg } from '@nats-io/jetstream';
 import type { z } from 'zod';
 import { decodeEnvelope, InvalidEnvelopeError } from './codec.ts';
 import type { Bus } from './connection.ts';
+import { nextStored } from './raw-reads.ts';
 import { consumeOrdered } from './resubscribe.ts';
 
 export interface OrderedItem<T> {
@@ -78,15 +79,30 @@ export async function countStored(bus: Bus, stream: string, subject: string): Pr
   return info.state.subjects?.[subject] ?? 0;
 }
 
-/** Everything stored on a subject so far (replay), in order, then stops. */
+/**
+ * Everything stored on a subject so far (replay), in order, then stops. A subject that usually
+ * holds a handful of messages (a run's step records, its usage reports) is read with `few`: up
+ * to that many messages one direct get each (`next_by_subj`), the get that finds none ending the
+ * read; only a subject holding more goes on with a subject count and an ordered consumer. A count
+ * plus a consumer are five to seven messages on the connection and a consumer made and dropped
+ * on the server; a direct get is one request (docs/decisions/0041-prompt-handoff.md, "Fewer
+ * messages per run").
+ */
 export async function readStored<S extends z.ZodType>(
   bus: Bus,
-  options: { stream: string; subject: string; schema: S },
+  options: { stream: string; subject: string; schema: S; few?: number },
 ): Promise<Array<OrderedItem<z.infer<S>>>> {
-  const expected = await countStored(bus, options.stream, options.subject);
   const items: Array<OrderedItem<z.infer<S>>> = [];
-  if (expected === 0) return items;
-  const reader = await readOrdered(bus, options);
+  let afterSeq = 0;
+  for (let read = 0; read < (options.few ?? 0); read++) {
+    const stored = await nextStored(bus, { stream: options.stream, subject: options.subject, afterSeq });
+    if (!stored) return items;
+    items.push(decodedItem(options.schema, options.subject, stored));
+    afterSeq = stored.seq;
+  }
+  const expected = await countStored(bus, options.stream, options.subject);
+  if (expected <= items.length) return items;
+  const reader = await readOrdered(bus, { ...options, startSeq: afterSeq + 1 });
   try {
     for await (const item of reader) {
       items.push(item);
@@ -96,4 +112,18 @@ export async function readStored<S extends z.ZodType>(
     await reader.close();
   }
   return items;
+}
+
+function decodedItem<S extends z.ZodType>(
+  schema: S,
+  subject: string,
+  stored: { seq: number; data: Uint8Array },
+): OrderedItem<z.infer<S>> {
+  const base = { seq: stored.seq, subject, pending: 0 };
+  try {
+    return { ...base, envelope: decodeEnvelope(schema, subject, stored.data) };
+  } catch (error) {
+    if (!(error instanceof InvalidEnvelopeError)) throw error;
+    return { ...base, envelope: undefined, invalid: error };
+  }
 }

@@ -266,6 +266,28 @@ describe('readStored and readOrdered', () => {
         schema: EventEnvelope,
       }),
     ).toEqual([]);
+
+    // Read one direct get each: all of them when they are few, the rest through a consumer when
+    // there are more; the same items either way.
+    for (const few of [3, 7, 20]) {
+      const read = await readStored(bus, {
+        stream: names.streams.events,
+        subject: names.events(runId),
+        schema: EventEnvelope,
+        few,
+      });
+      expect(read.map((item) => [item.seq, item.envelope])).toEqual(
+        stored.map((item) => [item.seq, item.envelope]),
+      );
+    }
+    expect(
+      await readStored(bus, {
+        stream: names.streams.events,
+        subject: names.events(randomUUID()),
+        schema: EventEnvelope,
+        few: 4,
+      }),
+    ).toEqual([]);
   });
 
   it('readStored reports a stored message that does not parse instead of throwing', async () => {
@@ -282,6 +304,15 @@ describe('readStored and readOrdered', () => {
     expect(stored[0]?.envelope?.frame).toMatchObject({ type: 'text', content: 'good' });
     expect(stored[1]?.envelope).toBeUndefined();
     expect(stored[1]?.invalid).toBeInstanceOf(InvalidEnvelopeError);
+    const readOneByOne = await readStored(bus, {
+      stream: names.streams.events,
+      subject: names.events(runId),
+      schema: EventEnvelope,
+      few: 8,
+    });
+    expect(readOneByOne.map((item) => [item.seq, item.envelope, item.invalid?.name])).toEqual(
+      stored.map((item) => [item.seq, item.envelope, item.invalid?.name]),
+    );
   });
 
   it('readOrdered resumes after a sequence and then follows live messages', async () => {

@@ -1,7 +1,7 @@
 import { type Bus, type OrderedReader, readOrdered, readStored } from '@quill/bus';
 import { StepRecordEnvelope } from '@quill/contracts';
 import type { Logger } from 'pino';
-import { applyStepRecord, emptyRunState, type RunState } from './run-state.ts';
+import { applyStepRecord, emptyRunState, type RunState, STEP_RECORDS_READ_ONE_BY_ONE } from './run-state.ts';
 
 /** Replays what is stored for a run, then follows new step records live. */
 export interface StepLog {
@@ -19,7 +19,13 @@ export async function openStepLog(bus: Bus, runId: string, logger: Logger): Prom
     if (item.envelope) state = applyStepRecord(state, item.envelope, item.seq);
     else logger.error({ seq: item.seq, err: item.invalid }, 'invalid step record skipped');
   };
-  for (const item of await readStored(bus, { stream, subject, schema: StepRecordEnvelope })) fold(item);
+  const stored = await readStored(bus, {
+    stream,
+    subject,
+    schema: StepRecordEnvelope,
+    few: STEP_RECORDS_READ_ONE_BY_ONE,
+  });
+  for (const item of stored) fold(item);
 
   let reader: OrderedReader<StepRecordEnvelope> | undefined;
   type Item = { seq: number; envelope: StepRecordEnvelope | undefined };

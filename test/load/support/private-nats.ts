@@ -12,6 +12,8 @@ export interface ConnectionCounters {
   /** Bytes and messages the server sent to this client. */
   readonly outBytes: number;
   readonly outMsgs: number;
+  /** Messages this client sent to the server (publishes, requests, acks, pulls). */
+  readonly inMsgs: number;
 }
 
 export interface PrivateNats {
@@ -69,12 +71,13 @@ export async function startPrivateNats(): Promise<PrivateNats> {
     },
     async connections() {
       const connz = await get<{
-        connections?: Array<{ name?: string; out_bytes: number; out_msgs: number }>;
+        connections?: Array<{ name?: string; out_bytes: number; out_msgs: number; in_msgs: number }>;
       }>('/connz?limit=4096');
       return (connz.connections ?? []).map((connection) => ({
         name: connection.name ?? '',
         outBytes: connection.out_bytes,
         outMsgs: connection.out_msgs,
+        inMsgs: connection.in_msgs,
       }));
     },
     async stop() {

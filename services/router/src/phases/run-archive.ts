@@ -3,6 +3,7 @@ import { EventEnvelope, StepRecordEnvelope } from '@quill/contracts';
 import type { ArchivedFrame, ArchivedStep } from '@quill/db';
 import { saveRunArchive } from '@quill/db/router';
 import type { Pool } from 'pg';
+import { STEP_RECORDS_READ_ONE_BY_ONE } from '../run-state.ts';
 
 export type ArchiveResult = 'archived' | 'already' | 'not_ended';
 
@@ -15,7 +16,12 @@ export async function archiveRun(bus: Bus, pool: Pool, runId: string): Promise<A
   const stream = bus.names.streams.events;
   const [events, steps] = await Promise.all([
     readStored(bus, { stream, subject: bus.names.events(runId), schema: EventEnvelope }),
-    readStored(bus, { stream, subject: bus.names.steps(runId), schema: StepRecordEnvelope }),
+    readStored(bus, {
+      stream,
+      subject: bus.names.steps(runId),
+      schema: StepRecordEnvelope,
+      few: STEP_RECORDS_READ_ONE_BY_ONE,
+    }),
   ]);
   const frames: ArchivedFrame[] = events.flatMap((item) =>
     item.envelope ? [{ seq: item.seq, frame: item.envelope.frame }] : [],
