@@ -13,10 +13,13 @@
  *   node test/load/launch-path.ts [--runs 15] [--untraced] [--env KEY=VALUE ...]
  */
 import { parseArgs } from 'node:util';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { busNames } from '@quill/contracts';
 import type { ReceivedSpan } from '../support/otlp-receiver.ts';
 import { startOtlpReceiver } from '../support/otlp-receiver.ts';
 import { type ConnectionCounters, startPrivateNats } from './support/private-nats.ts';
-import { cpuMeter, loadAverage } from './support/proc.ts';
+import { cpuMeter, loadAverage, rssKb } from './support/proc.ts';
 import { distribution, rounded, table } from './support/stats.ts';
 
 // A nats-server of the benchmark's own, so its CPU and every connection's message counts are the
@@ -53,6 +56,9 @@ const toModel: number[] = [];
 let cpuPerLaunch: Record<string, number> = {};
 let brokerMsPerLaunch = 0;
 let messagesPerLaunch: Record<string, { sent: number; received: number }> = {};
+let consumersLeft = 0;
+let brokerRssFromKb = 0;
+let brokerRssGrowthMb = 0;
 const load = loadAverage();
 try {
   const reply = { text: plainReply(5), tokens_per_second: 100, ttft_ms: TTFT_MS };
@@ -70,6 +76,7 @@ try {
       meter = cpuMeter(bench.pids());
       brokerMeter = cpuMeter({ 'nats-server': nats.pid });
       countedFrom = await nats.connections();
+      brokerRssFromKb = rssKb(nats.pid);
     }
     receiver?.clear();
     const trace = await streamRun(bench.gateway, bench.author(index), `launch path ${index}`);
@@ -88,10 +95,26 @@ try {
   cpuPerLaunch = meter?.() ?? {};
   brokerMsPerLaunch = rounded((brokerMeter?.()['nats-server'] ?? 0) / runs);
   messagesPerLaunch = perLaunchMessages(countedFrom, await nats.connections());
+  consumersLeft = await eventsConsumers(bench.stack.namespace);
+  brokerRssGrowthMb = rounded((rssKb(nats.pid) - brokerRssFromKb) / 1024);
 } finally {
   await bench.stop();
   await receiver?.close();
   await nats.stop();
+}
+
+/**
+ * Consumers on EVENTS once the runs ended: the durable ones, and any reader's consumer still left
+ * on the server (nats.js leaves an idle ordered consumer there for five minutes).
+ */
+async function eventsConsumers(namespace: string): Promise<number> {
+  const connection = await connect({ servers: nats.url, name: 'bench-consumers' });
+  try {
+    const manager = await jetstreamManager(connection);
+    return (await manager.streams.info(busNames(namespace).streams.events)).state.consumer_count;
+  } finally {
+    await connection.close();
+  }
 }
 
 /**
@@ -176,10 +199,11 @@ console.log(
     .map(([service, ms]) => `${service} ${ms}`)
     .join(', ')}), nats-server ${brokerMsPerLaunch} ms; load average ${load}`,
 );
+const messageRows = Object.entries(messagesPerLaunch).map(
+  ([service, row]) => `${service} ${row.sent} / ${row.received}`,
+);
 console.log(
-  `NATS messages per launch, sent / received: ${Object.entries(messagesPerLaunch)
-    .map(([service, row]) => `${service} ${row.sent} / ${row.received}`)
-    .join(', ')}`,
+  `NATS messages per launch, sent / received: ${messageRows.join(', ')}; consumers on EVENTS after the launches: ${consumersLeft}, nats-server RSS grew ${brokerRssGrowthMb} MB`,
 );
 if (traced) {
   console.log(
@@ -201,6 +225,8 @@ console.log(
     cpu_ms_per_launch_by_service: perService,
     nats_server_cpu_ms_per_launch: brokerMsPerLaunch,
     nats_messages_per_launch: messagesPerLaunch,
+    events_consumers_after: consumersLeft,
+    nats_server_rss_growth_mb: brokerRssGrowthMb,
     spans: summary.map((row) => ({
       ...row,
       offset_p50: rounded(row.offset_p50),

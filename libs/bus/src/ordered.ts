@@ -84,9 +84,8 @@ export async function countStored(bus: Bus, stream: string, subject: string): Pr
  * holds a handful of messages (a run's step records, its usage reports) is read with `few`: up
  * to that many messages one direct get each (`next_by_subj`), the get that finds none ending the
  * read; only a subject holding more goes on with a subject count and an ordered consumer. A count
- * plus a consumer are five to seven messages on the connection and a consumer made and dropped
- * on the server; a direct get is one request (docs/decisions/0041-prompt-handoff.md, "Fewer
- * messages per run").
+ * plus a consumer are a stream-info request, a consumer made and dropped on the server, its pull
+ * and a subscription; a direct get is one request (docs/decisions/0041-broker-work-per-launch.md).
  */
 export async function readStored<S extends z.ZodType>(
   bus: Bus,

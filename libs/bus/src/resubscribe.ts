@@ -1,4 +1,4 @@
-import { type ConsumerMessages, DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
+import { type Consumer, type ConsumerMessages, DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
 import { backoffDelay, isTransientNatsError } from './backoff.ts';
 import type { Bus } from './connection.ts';
 
@@ -39,13 +39,24 @@ export async function consumeOrdered(
   bus: Bus,
   options: { stream: string; subject: string; startSeq: number; maxMessages: number },
 ): Promise<ResubscribingReader> {
+  // The client leaves an ordered consumer on the server when its reader stops, for the five
+  // minutes of inactivity nats.js gives it: ~36 KB of broker memory each, two or three per run
+  // (measured: 8,000 idle consumers took nats-server from 12 to 302 MB RSS). Each one is removed
+  // when its reader is done with it, or replaced after a reconnect; the server's inactivity
+  // threshold still removes what a process that died left behind.
+  let consumer: Consumer | undefined;
+  const remove = (done: Consumer | undefined) => {
+    if (done && !bus.connection.isClosed()) void done.delete().catch(() => undefined);
+  };
   const open = async (fromSeq: number): Promise<ConsumerMessages> => {
-    const consumer = await bus.js.consumers.get(options.stream, {
+    const previous = consumer;
+    consumer = await bus.js.consumers.get(options.stream, {
       filter_subjects: options.subject,
       ...(fromSeq > 0
         ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: fromSeq }
         : { deliver_policy: DeliverPolicy.All }),
     });
+    remove(previous);
     return consumer.consume({ max_messages: options.maxMessages });
   };
   // The first subscription's failure is the caller's (a missing stream, a refused filter).
@@ -86,6 +97,8 @@ export async function consumeOrdered(
       }
     } finally {
       stopListening();
+      remove(consumer);
+      consumer = undefined;
     }
   }
 
@@ -95,6 +108,8 @@ export async function consumeOrdered(
       stopped = true;
       stopListening();
       current.stop();
+      remove(consumer);
+      consumer = undefined;
     },
     [Symbol.asyncIterator]: () => iterable,
   };
