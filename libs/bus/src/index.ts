@@ -12,8 +12,8 @@ export {
   term,
 } from './consume.ts';
 export { consumerLag } from './consumer-lag.ts';
-export { republishesTo, subscribeRepublished } from './live-reads.ts';
-export { countStored, type OrderedItem, type OrderedReader, readOrdered, readStored } from './ordered.ts';
+export { republishesTo, subscribePublished, subscribeRepublished } from './live-reads.ts';
+export { countStored, type OrderedItem, readOrdered, readStored } from './ordered.ts';
 export { publishCore, publishEnvelope } from './publish.ts';
 export { lastSequence, lastStored, nextStored, readOrderedRaw } from './raw-reads.ts';
 export { BusRequestError, type Responder, requestReply, serveRequests } from './request.ts';

@@ -36,22 +36,48 @@ export function subscribeRepublished(
   subject: string,
   handlers: { message(message: RepublishedMessage): void; reconnected(): void },
 ): LiveSubscription {
+  return liveSubscription(bus, subject, handlers.reconnected, (message) => {
+    const stamp = republishStamp(message);
+    const seq = Number(stamp.seq);
+    if (!Number.isSafeInteger(seq) || seq <= 0) return;
+    handlers.message({
+      seq,
+      subject: stamp.subject ?? subject,
+      data: message.data,
+      pending: 0,
+      previousSeq: Number(stamp.lastSeq) || 0,
+    });
+  });
+}
+
+/**
+ * A core subscription on a subject a stream captures: every publish to it reaches core
+ * subscribers as well as the stream, without a sequence (and a duplicate the stream dropped is
+ * delivered too). For a reader that knows what it has folded by content and reads the stream by
+ * sequence for what core delivery may have lost: after `reconnected`, and now and then. No
+ * consumer on the server.
+ */
+export function subscribePublished(
+  bus: Bus,
+  subject: string,
+  handlers: { message(data: Uint8Array): void; reconnected(): void },
+): LiveSubscription {
+  return liveSubscription(bus, subject, handlers.reconnected, (message) => handlers.message(message.data));
+}
+
+/** A core subscription with a reconnect listener, ready once the server has the SUB. */
+function liveSubscription(
+  bus: Bus,
+  subject: string,
+  reconnected: () => void,
+  onMessage: (message: Msg) => void,
+): LiveSubscription {
   const subscription = bus.connection.subscribe(subject, {
     callback: (error, message) => {
-      if (error) return;
-      const stamp = republishStamp(message);
-      const seq = Number(stamp.seq);
-      if (!Number.isSafeInteger(seq) || seq <= 0) return;
-      handlers.message({
-        seq,
-        subject: stamp.subject ?? subject,
-        data: message.data,
-        pending: 0,
-        previousSeq: Number(stamp.lastSeq) || 0,
-      });
+      if (!error) onMessage(message);
     },
   });
-  const stopListening = onReconnect(bus, handlers.reconnected);
+  const stopListening = onReconnect(bus, reconnected);
   return {
     // A flush round trip: the server has processed the SUB before it answers.
     ready: bus.connection.flush(),

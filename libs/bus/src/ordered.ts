@@ -2,7 +2,7 @@ import type { JsMsg } from '@nats-io/jetstream';
 import type { z } from 'zod';
 import { decodeEnvelope, InvalidEnvelopeError } from './codec.ts';
 import type { Bus } from './connection.ts';
-import { nextStored } from './raw-reads.ts';
+import { lastStored, nextStored } from './raw-reads.ts';
 import { consumeOrdered } from './resubscribe.ts';
 
 export interface OrderedItem<T> {
@@ -80,32 +80,37 @@ export async function countStored(bus: Bus, stream: string, subject: string): Pr
 }
 
 /**
- * Everything stored on a subject so far (replay), in order, then stops. A subject that usually
- * holds a handful of messages (a run's step records, its usage reports) is read with `few`: up
- * to that many messages one direct get each (`next_by_subj`), the get that finds none ending the
- * read; only a subject holding more goes on with a subject count and an ordered consumer. A count
- * plus a consumer are a stream-info request, a consumer made and dropped on the server, its pull
- * and a subscription; a direct get is one request (docs/decisions/0041-broker-work-per-launch.md).
+ * Everything stored on a subject so far (replay), in order, then stops; after `afterSeq` when
+ * given. A subject that usually holds a handful of messages (a run's step records, its usage
+ * reports) is read with `few`: up to that many messages one direct get each (`next_by_subj`), the
+ * get that finds none ending the read. A subject holding more, or read without `few`, goes on
+ * with an ordered consumer up to the subject's newest message, which one direct get
+ * (`last_by_subj`) names first (a consumer on an empty subject would deliver nothing and say
+ * nothing). A consumer is a stream-info request, a consumer made and
+ * removed on the server, its pull and a subscription; a direct get is one request
+ * (docs/decisions/0041-broker-work-per-launch.md).
  */
 export async function readStored<S extends z.ZodType>(
   bus: Bus,
-  options: { stream: string; subject: string; schema: S; few?: number },
+  options: { stream: string; subject: string; schema: S; few?: number; afterSeq?: number },
 ): Promise<Array<OrderedItem<z.infer<S>>>> {
   const items: Array<OrderedItem<z.infer<S>>> = [];
-  let afterSeq = 0;
+  let afterSeq = options.afterSeq ?? 0;
+  const next = () => nextStored(bus, { stream: options.stream, subject: options.subject, afterSeq });
   for (let read = 0; read < (options.few ?? 0); read++) {
-    const stored = await nextStored(bus, { stream: options.stream, subject: options.subject, afterSeq });
+    const stored = await next();
     if (!stored) return items;
     items.push(decodedItem(options.schema, options.subject, stored));
     afterSeq = stored.seq;
   }
-  const expected = await countStored(bus, options.stream, options.subject);
-  if (expected <= items.length) return items;
+  // The newest message now bounds the read: one still being written to is read up to here.
+  const last = await lastStored(bus, { stream: options.stream, subject: options.subject });
+  if (!last || last.seq <= afterSeq) return items;
   const reader = await readOrdered(bus, { ...options, startSeq: afterSeq + 1 });
   try {
     for await (const item of reader) {
       items.push(item);
-      if (item.pending === 0 || items.length >= expected) break;
+      if (item.pending === 0 || item.seq >= last.seq) break;
     }
   } finally {
     await reader.close();

@@ -1,4 +1,4 @@
-import { type Bus, type OrderedReader, readOrdered, readStored } from '@quill/bus';
+import { type Bus, decodeEnvelope, InvalidEnvelopeError, readStored, subscribePublished } from '@quill/bus';
 import { StepRecordEnvelope } from '@quill/contracts';
 import type { Logger } from 'pino';
 import { applyStepRecord, emptyRunState, type RunState, STEP_RECORDS_READ_ONE_BY_ONE } from './run-state.ts';
@@ -11,70 +11,105 @@ export interface StepLog {
   close(): Promise<void>;
 }
 
-export async function openStepLog(bus: Bus, runId: string, logger: Logger): Promise<StepLog> {
+/**
+ * How often a waiting router reads the stored log by sequence, for a record core delivery lost
+ * (at most once: a reconnect drops what was in flight, and a reconnect reads at once too).
+ */
+export const STEP_LOG_CATCH_UP_MS = 5_000;
+
+/**
+ * A run's step log, `run.<runId>.steps`, without a consumer on the server
+ * (docs/decisions/0041-broker-work-per-launch.md): a core subscription on the subject receives
+ * every record as it is published (a JetStream publish reaches core subscribers too); what was
+ * stored before it, or lost in core delivery, is read by sequence, one direct get each. A record
+ * folded twice changes nothing (run-state.ts).
+ */
+export async function openStepLog(
+  bus: Bus,
+  runId: string,
+  logger: Logger,
+  options: {
+    catchUpMs?: number;
+    /** The live subscription (tests pass one that loses messages). */
+    subscribe?: typeof subscribePublished;
+  } = {},
+): Promise<StepLog> {
   const subject = bus.names.steps(runId);
   const stream = bus.names.streams.events;
+  const catchUpMs = options.catchUpMs ?? STEP_LOG_CATCH_UP_MS;
   let state = emptyRunState;
+  /** Wakes a waiting `waitForResult` after something was folded. */
+  let wake: (() => void) | undefined;
   const fold = (item: { seq: number; envelope: StepRecordEnvelope | undefined; invalid?: Error }) => {
     if (item.envelope) state = applyStepRecord(state, item.envelope, item.seq);
     else logger.error({ seq: item.seq, err: item.invalid }, 'invalid step record skipped');
   };
-  const stored = await readStored(bus, {
-    stream,
-    subject,
-    schema: StepRecordEnvelope,
-    few: STEP_RECORDS_READ_ONE_BY_ONE,
-  });
-  for (const item of stored) fold(item);
-
-  let reader: OrderedReader<StepRecordEnvelope> | undefined;
-  type Item = { seq: number; envelope: StepRecordEnvelope | undefined };
-  let iterator: AsyncIterator<Item> | undefined;
-  // A next() that lost a race against the deadline is kept, not called again: its item would
-  // otherwise be skipped.
-  let pendingNext: Promise<IteratorResult<Item>> | undefined;
-  const live = async () => {
-    if (!iterator) {
-      reader = await readOrdered(bus, {
-        stream,
-        subject,
-        schema: StepRecordEnvelope,
-        startSeq: state.lastSeq + 1,
-      });
-      iterator = reader[Symbol.asyncIterator]();
-    }
-    return iterator;
+  const catchUp = async () => {
+    const stored = await readStored(bus, {
+      stream,
+      subject,
+      schema: StepRecordEnvelope,
+      few: STEP_RECORDS_READ_ONE_BY_ONE,
+      afterSeq: state.lastSeq,
+    });
+    for (const item of stored) fold(item);
+    if (stored.length > 0) wake?.();
   };
+  const catchUpLogged = () =>
+    catchUp().catch((error: unknown) => logger.warn({ err: error }, 'step log catch-up failed; tried again'));
+
+  // Subscribed before the stored log is read: a record published in between is seen both ways.
+  const live = (options.subscribe ?? subscribePublished)(bus, subject, {
+    message(data) {
+      try {
+        // Core delivery carries no stream sequence: the fold keeps the last one it read.
+        fold({ seq: 0, envelope: decodeEnvelope(StepRecordEnvelope, subject, data) });
+      } catch (error) {
+        if (!(error instanceof InvalidEnvelopeError)) throw error;
+        fold({ seq: 0, envelope: undefined, invalid: error });
+      }
+      wake?.();
+    },
+    reconnected: () => void catchUpLogged(),
+  });
+  try {
+    await live.ready;
+    await catchUp();
+  } catch (error) {
+    live.close();
+    throw error;
+  }
 
   return {
     get state() {
       return state;
     },
     async waitForResult(step, deadline, signal) {
-      const records = await live();
       while (!state.results.has(step)) {
         const remaining = deadline - Date.now();
         if (remaining <= 0 || signal.aborted) return false;
         let timer: NodeJS.Timeout | undefined;
         let onAbort: (() => void) | undefined;
-        const timeout = new Promise<'timeout'>((resolve) => {
-          timer = setTimeout(() => resolve('timeout'), remaining);
-          onAbort = () => resolve('timeout');
+        const woken = new Promise<'folded' | 'catch_up' | 'stop'>((resolve) => {
+          wake = () => resolve('folded');
+          timer = setTimeout(
+            () => resolve(remaining > catchUpMs ? 'catch_up' : 'stop'),
+            Math.min(remaining, catchUpMs),
+          );
+          onAbort = () => resolve('stop');
           signal.addEventListener('abort', onAbort, { once: true });
         });
-        pendingNext ??= records.next();
-        const next = await Promise.race([pendingNext, timeout]);
+        const why = await woken;
+        wake = undefined;
         clearTimeout(timer);
         if (onAbort) signal.removeEventListener('abort', onAbort);
-        if (next === 'timeout') return false;
-        pendingNext = undefined;
-        if (next.done) return false;
-        fold(next.value);
+        if (why === 'catch_up') await catchUpLogged();
       }
       return true;
     },
     async close() {
-      await reader?.close();
+      wake = undefined;
+      live.close();
     },
   };
 }

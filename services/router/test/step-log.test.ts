@@ -1,0 +1,99 @@
+import { randomUUID } from 'node:crypto';
+import { publishEnvelope, subscribePublished } from '@quill/bus';
+import { StepRecordEnvelope } from '@quill/contracts';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closeTestBus, openTestBus } from '../../../test/support/test-bus.ts';
+import { openStepLog } from '../src/step-log.ts';
+import { result } from './workflow-fixtures.ts';
+
+// The router's step log over a real nats-server: live records by core subscription, stored ones
+// and what core delivery lost by sequence (docs/decisions/0041-broker-work-per-launch.md).
+type Bus = Awaited<ReturnType<typeof openTestBus>>;
+let bus: Bus;
+const logger = pino({ level: 'silent' });
+
+beforeAll(async () => {
+  bus = await openTestBus('steplog', 'step-log-test');
+});
+afterAll(async () => {
+  await closeTestBus(bus);
+});
+
+const dispatched = (runId: string, step: number) =>
+  publishEnvelope(bus, bus.names.steps(runId), StepRecordEnvelope, {
+    v: 1,
+    kind: 'dispatched',
+    run_id: runId,
+    step,
+    role: 'writer',
+  });
+const finished = (runId: string, step: number) =>
+  publishEnvelope(bus, bus.names.steps(runId), StepRecordEnvelope, {
+    v: 1,
+    kind: 'result',
+    run_id: runId,
+    result: result(step, 'writer', { final_text: `step ${step}` }),
+  });
+const consumers = async () => (await bus.jsm.streams.info(bus.names.streams.events)).state.consumer_count;
+const never = new AbortController().signal;
+const soon = () => Date.now() + 30_000;
+
+describe('the router’s step log', () => {
+  it('folds what was stored before it opened, then wakes on a live result, with no consumer', async () => {
+    const runId = randomUUID();
+    const consumersBefore = await consumers();
+    await dispatched(runId, 0);
+    await finished(runId, 0);
+    await dispatched(runId, 1);
+    const log = await openStepLog(bus, runId, logger);
+    try {
+      // A takeover lands where the stored records left the run.
+      expect([...log.state.dispatched.keys()]).toEqual([0, 1]);
+      expect(log.state.results.get(0)?.final_text).toBe('step 0');
+      expect(log.state.lastSeq).toBeGreaterThan(0);
+      expect(await consumers()).toBe(consumersBefore);
+      const waiting = log.waitForResult(1, soon(), never);
+      await finished(runId, 1);
+      expect(await waiting).toBe(true);
+      expect(log.state.results.get(1)?.final_text).toBe('step 1');
+      // A duplicate publish (a retried worker) changes nothing.
+      await finished(runId, 1);
+      expect(log.state.results.size).toBe(2);
+    } finally {
+      await log.close();
+    }
+  });
+
+  it('finds a result core delivery lost by reading the stored log again', async () => {
+    const runId = randomUUID();
+    // A subscription that loses every message: only the catch-up reads can see the result.
+    const deaf: typeof subscribePublished = (deafBus, subject, handlers) =>
+      subscribePublished(deafBus, subject, { message: () => undefined, reconnected: handlers.reconnected });
+    const log = await openStepLog(bus, runId, logger, { catchUpMs: 50, subscribe: deaf });
+    try {
+      await dispatched(runId, 0);
+      const waiting = log.waitForResult(0, soon(), never);
+      await finished(runId, 0);
+      expect(await waiting).toBe(true);
+      expect(log.state.dispatched.get(0)).toBe('writer');
+      expect(log.state.results.get(0)?.final_text).toBe('step 0');
+    } finally {
+      await log.close();
+    }
+  });
+
+  it('gives up at the deadline or when stopped', async () => {
+    const runId = randomUUID();
+    const log = await openStepLog(bus, runId, logger, { catchUpMs: 50 });
+    try {
+      expect(await log.waitForResult(0, Date.now() + 200, never)).toBe(false);
+      const stop = new AbortController();
+      const waiting = log.waitForResult(0, soon(), stop.signal);
+      stop.abort();
+      expect(await waiting).toBe(false);
+    } finally {
+      await log.close();
+    }
+  });
+});
