@@ -7,8 +7,9 @@
  * (no spans are recorded) and prints only the totals: figure 2's wall time and the CPU per
  * launch, the CPU of every service process over the measured runs divided by their number (a run
  * here is the launch plus a 5-token reply, so nearly all of it is the launch), and next to it the
- * CPU of the benchmark's own nats-server and the NATS messages each service sent and received per
- * launch (its `/connz`).
+ * CPU of the benchmark's own nats-server, the NATS messages each service sent and received per
+ * launch (its `/connz`), the consumers left on EVENTS afterwards and the server's RSS growth
+ * (docs/decisions/0041-broker-work-per-launch.md).
  *
  *   node test/load/launch-path.ts [--runs 15] [--untraced] [--env KEY=VALUE ...]
  */

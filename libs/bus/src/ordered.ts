@@ -86,8 +86,8 @@ export async function countStored(bus: Bus, stream: string, subject: string): Pr
  * get that finds none ending the read. A subject holding more, or read without `few`, goes on
  * with an ordered consumer up to the subject's newest message, which one direct get
  * (`last_by_subj`) names first (a consumer on an empty subject would deliver nothing and say
- * nothing). A consumer is a stream-info request, a consumer made and
- * removed on the server, its pull and a subscription; a direct get is one request
+ * nothing). A consumer is a stream-info request, a consumer made and removed on the server, its
+ * pull and a subscription; a direct get is one request
  * (docs/decisions/0041-broker-work-per-launch.md).
  */
 export async function readStored<S extends z.ZodType>(
