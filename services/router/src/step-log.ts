@@ -41,8 +41,13 @@ export async function openStepLog(
   /** Wakes a waiting `waitForResult` after something was folded. */
   let wake: (() => void) | undefined;
   const fold = (item: { seq: number; envelope: StepRecordEnvelope | undefined; invalid?: Error }) => {
-    if (item.envelope) state = applyStepRecord(state, item.envelope, item.seq);
-    else logger.error({ seq: item.seq, err: item.invalid }, 'invalid step record skipped');
+    if (item.envelope) {
+      state = applyStepRecord(state, item.envelope, item.seq);
+      return;
+    }
+    logger.error({ seq: item.seq, err: item.invalid }, 'invalid step record skipped');
+    // Read past, so the next catch-up does not read it (and log it) again.
+    state = { ...state, lastSeq: Math.max(state.lastSeq, item.seq) };
   };
   const catchUp = async () => {
     const stored = await readStored(bus, {

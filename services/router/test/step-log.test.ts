@@ -83,6 +83,24 @@ describe('the router’s step log', () => {
     }
   });
 
+  it('skips a stored record that does not parse once, not at every catch-up', async () => {
+    const runId = randomUUID();
+    const lines: string[] = [];
+    const recording = pino({ level: 'error' }, { write: (line: string) => void lines.push(line) });
+    // The newest record is the bad one: nothing after it moves the read on.
+    await dispatched(runId, 0);
+    await bus.js.publish(bus.names.steps(runId), new TextEncoder().encode('{"v":2}'));
+    const log = await openStepLog(bus, runId, recording, { catchUpMs: 20 });
+    try {
+      expect(log.state.dispatched.get(0)).toBe('writer');
+      // A dozen catch-ups read nothing new.
+      expect(await log.waitForResult(0, Date.now() + 300, never)).toBe(false);
+      expect(lines.filter((line) => line.includes('invalid step record skipped'))).toHaveLength(1);
+    } finally {
+      await log.close();
+    }
+  });
+
   it('gives up at the deadline or when stopped', async () => {
     const runId = randomUUID();
     const log = await openStepLog(bus, runId, logger, { catchUpMs: 50 });
