@@ -107,15 +107,44 @@ export async function readStored<S extends z.ZodType>(
   const last = await lastStored(bus, { stream: options.stream, subject: options.subject });
   if (!last || last.seq <= afterSeq) return items;
   const reader = await readOrdered(bus, { ...options, startSeq: afterSeq + 1 });
+  const iterator = reader[Symbol.asyncIterator]();
   try {
-    for await (const item of reader) {
-      items.push(item);
-      if (item.pending === 0 || item.seq >= last.seq) break;
+    // A next() that lost a race against the idle check is kept, not called again.
+    let pending = iterator.next();
+    for (;;) {
+      const next = await withinIdleCheck(pending);
+      if (next === 'idle') {
+        // Messages expire (the stream's max age) or are removed while they are read, and a
+        // consumer says nothing of what is gone: nothing left up to `last` ends the read.
+        const left = await nextStored(bus, { stream: options.stream, subject: options.subject, afterSeq });
+        if (!left || left.seq > last.seq) break;
+        continue;
+      }
+      if (next.done) break;
+      items.push(next.value);
+      afterSeq = next.value.seq;
+      if (next.value.pending === 0 || next.value.seq >= last.seq) break;
+      pending = iterator.next();
     }
   } finally {
     await reader.close();
   }
   return items;
+}
+
+/** How long a stored read waits for its consumer's next message before it checks what is left. */
+const STORED_READ_IDLE_CHECK_MS = 1_000;
+
+async function withinIdleCheck<T>(next: Promise<T>): Promise<T | 'idle'> {
+  let timer: NodeJS.Timeout | undefined;
+  const idle = new Promise<'idle'>((resolve) => {
+    timer = setTimeout(() => resolve('idle'), STORED_READ_IDLE_CHECK_MS);
+  });
+  try {
+    return await Promise.race([next, idle]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function decodedItem<S extends z.ZodType>(
