@@ -96,9 +96,9 @@ export async function readStored<S extends z.ZodType>(
 ): Promise<Array<OrderedItem<z.infer<S>>>> {
   const items: Array<OrderedItem<z.infer<S>>> = [];
   let afterSeq = options.afterSeq ?? 0;
-  const next = () => nextStored(bus, { stream: options.stream, subject: options.subject, afterSeq });
+  const storedAfter = () => nextStored(bus, { stream: options.stream, subject: options.subject, afterSeq });
   for (let read = 0; read < (options.few ?? 0); read++) {
-    const stored = await next();
+    const stored = await storedAfter();
     if (!stored) return items;
     items.push(decodedItem(options.schema, options.subject, stored));
     afterSeq = stored.seq;
@@ -109,14 +109,20 @@ export async function readStored<S extends z.ZodType>(
   const reader = await readOrdered(bus, { ...options, startSeq: afterSeq + 1 });
   const iterator = reader[Symbol.asyncIterator]();
   try {
-    // A next() that lost a race against the idle check is kept, not called again.
-    let pending = iterator.next();
+    // A next() that lost a race against the idle check is kept, not called again; one still
+    // pending when the read ends settles when the reader closes, its failure nobody's.
+    const nextItem = () => {
+      const promise = iterator.next();
+      promise.catch(() => undefined);
+      return promise;
+    };
+    let pending = nextItem();
     for (;;) {
       const next = await withinIdleCheck(pending);
       if (next === 'idle') {
         // Messages expire (the stream's max age) or are removed while they are read, and a
         // consumer says nothing of what is gone: nothing left up to `last` ends the read.
-        const left = await nextStored(bus, { stream: options.stream, subject: options.subject, afterSeq });
+        const left = await storedAfter();
         if (!left || left.seq > last.seq) break;
         continue;
       }
@@ -124,7 +130,7 @@ export async function readStored<S extends z.ZodType>(
       items.push(next.value);
       afterSeq = next.value.seq;
       if (next.value.pending === 0 || next.value.seq >= last.seq) break;
-      pending = iterator.next();
+      pending = nextItem();
     }
   } finally {
     await reader.close();
