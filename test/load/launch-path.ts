@@ -128,8 +128,8 @@ function perLaunchMessages(
 ): Record<string, { sent: number; received: number }> {
   const result: Record<string, { sent: number; received: number }> = {};
   for (const connection of after) {
-    const service = connection.name.split(':')[0];
-    if (!service || !connection.name.includes(':')) continue;
+    const [service, instance] = connection.name.split(':');
+    if (!service || !instance) continue;
     const earlier = before.find((each) => each.name === connection.name);
     const row = result[service] ?? { sent: 0, received: 0 };
     result[service] = row;

@@ -108,6 +108,7 @@ export async function readStored<S extends z.ZodType>(
   if (!last || last.seq <= afterSeq) return items;
   const reader = await readOrdered(bus, { ...options, startSeq: afterSeq + 1 });
   const iterator = reader[Symbol.asyncIterator]();
+  const idle = idleWatch(STORED_READ_IDLE_CHECK_MS);
   try {
     // A next() that lost a race against the idle check is kept, not called again; one still
     // pending when the read ends settles when the reader closes, its failure nobody's.
@@ -118,21 +119,24 @@ export async function readStored<S extends z.ZodType>(
     };
     let pending = nextItem();
     for (;;) {
-      const next = await withinIdleCheck(pending);
+      const next = await Promise.race([pending, idle.fired()]);
       if (next === 'idle') {
         // Messages expire (the stream's max age) or are removed while they are read, and a
         // consumer says nothing of what is gone: nothing left up to `last` ends the read.
         const left = await storedAfter();
         if (!left || left.seq > last.seq) break;
+        idle.rearm();
         continue;
       }
       if (next.done) break;
+      idle.rearm();
       items.push(next.value);
       afterSeq = next.value.seq;
       if (next.value.pending === 0 || next.value.seq >= last.seq) break;
       pending = nextItem();
     }
   } finally {
+    idle.stop();
     await reader.close();
   }
   return items;
@@ -141,16 +145,34 @@ export async function readStored<S extends z.ZodType>(
 /** How long a stored read waits for its consumer's next message before it checks what is left. */
 const STORED_READ_IDLE_CHECK_MS = 1_000;
 
-async function withinIdleCheck<T>(next: Promise<T>): Promise<T | 'idle'> {
-  let timer: NodeJS.Timeout | undefined;
-  const idle = new Promise<'idle'>((resolve) => {
-    timer = setTimeout(() => resolve('idle'), STORED_READ_IDLE_CHECK_MS);
-  });
-  try {
-    return await Promise.race([next, idle]);
-  } finally {
-    clearTimeout(timer);
-  }
+/**
+ * One timer for a whole read, pushed back on every delivery (`refresh`, no new timer per
+ * message): `fired()` settles once `ms` pass without a `rearm`.
+ */
+function idleWatch(ms: number) {
+  let fire: (value: 'idle') => void = () => undefined;
+  const arm = () =>
+    new Promise<'idle'>((resolve) => {
+      fire = resolve;
+    });
+  let fired = arm();
+  let hasFired = false;
+  const timer = setTimeout(() => {
+    hasFired = true;
+    fire('idle');
+  }, ms);
+  return {
+    fired: () => fired,
+    rearm() {
+      // Only a watch that went off needs a fresh promise; the timer is pushed back either way.
+      if (hasFired) {
+        hasFired = false;
+        fired = arm();
+      }
+      timer.refresh();
+    },
+    stop: () => clearTimeout(timer),
+  };
 }
 
 function decodedItem<S extends z.ZodType>(

@@ -85,6 +85,13 @@ export function busNames(namespace = ''): BusNames {
   };
 }
 
+/**
+ * A run's step records (two a step, within the collaboration cap) and usage reports (one a model
+ * call) are a handful: readers take up to this many one direct get each, and a longer subject
+ * with a consumer (`readStored`'s `few`, docs/decisions/0041-broker-work-per-launch.md).
+ */
+export const RUN_RECORDS_READ_ONE_BY_ONE = 16;
+
 /** Message ids that make retried publishes idempotent (JetStream duplicate window). */
 export const msgIds = {
   runStart: (runId: string) => `${runId}:start`,

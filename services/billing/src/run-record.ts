@@ -1,10 +1,12 @@
 import { type Bus, readStored } from '@quill/bus';
-import { EventEnvelope, StepRecordEnvelope, type StepResult, UsageEnvelope } from '@quill/contracts';
+import {
+  EventEnvelope,
+  RUN_RECORDS_READ_ONE_BY_ONE,
+  StepRecordEnvelope,
+  type StepResult,
+  UsageEnvelope,
+} from '@quill/contracts';
 import type { RunRecord } from './run-meter.ts';
-
-// A run's step records and usage reports are a handful: read one direct get each up to this
-// many, then with a consumer (readStored). Its frames are many and read with a consumer.
-const FEW = 16;
 
 /**
  * Everything the run published so far, replayed from JetStream: its author-facing frames, its
@@ -15,8 +17,18 @@ export async function readRunRecord(bus: Bus, runId: string): Promise<RunRecord>
   const stream = bus.names.streams.events;
   const [events, steps, usage] = await Promise.all([
     readStored(bus, { stream, subject: bus.names.events(runId), schema: EventEnvelope }),
-    readStored(bus, { stream, subject: bus.names.steps(runId), schema: StepRecordEnvelope, few: FEW }),
-    readStored(bus, { stream, subject: bus.names.usage(runId), schema: UsageEnvelope, few: FEW }),
+    readStored(bus, {
+      stream,
+      subject: bus.names.steps(runId),
+      schema: StepRecordEnvelope,
+      few: RUN_RECORDS_READ_ONE_BY_ONE,
+    }),
+    readStored(bus, {
+      stream,
+      subject: bus.names.usage(runId),
+      schema: UsageEnvelope,
+      few: RUN_RECORDS_READ_ONE_BY_ONE,
+    }),
   ]);
   const results = new Map<number, StepResult>();
   for (const item of steps) {

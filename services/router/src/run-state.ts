@@ -12,12 +12,6 @@ export interface RunState {
   readonly lastSeq: number;
 }
 
-/**
- * A run's step records are read one direct get each up to this many (two per step: dispatched and
- * result, within the collaboration cap); a longer log goes on with a consumer (readStored).
- */
-export const STEP_RECORDS_READ_ONE_BY_ONE = 16;
-
 export const emptyRunState: RunState = { dispatched: new Map(), results: new Map(), lastSeq: 0 };
 
 export function applyStepRecord(state: RunState, record: StepRecordEnvelope, seq: number): RunState {

@@ -1,7 +1,7 @@
 import { type Bus, decodeEnvelope, InvalidEnvelopeError, readStored, subscribePublished } from '@quill/bus';
-import { StepRecordEnvelope } from '@quill/contracts';
+import { RUN_RECORDS_READ_ONE_BY_ONE, StepRecordEnvelope } from '@quill/contracts';
 import type { Logger } from 'pino';
-import { applyStepRecord, emptyRunState, type RunState, STEP_RECORDS_READ_ONE_BY_ONE } from './run-state.ts';
+import { applyStepRecord, emptyRunState, type RunState } from './run-state.ts';
 
 /** Replays what is stored for a run, then follows new step records live. */
 export interface StepLog {
@@ -54,7 +54,7 @@ export async function openStepLog(
       stream,
       subject,
       schema: StepRecordEnvelope,
-      few: STEP_RECORDS_READ_ONE_BY_ONE,
+      few: RUN_RECORDS_READ_ONE_BY_ONE,
       afterSeq: state.lastSeq,
     });
     for (const item of stored) fold(item);

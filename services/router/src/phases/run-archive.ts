@@ -1,9 +1,8 @@
 import { type Bus, readStored } from '@quill/bus';
-import { EventEnvelope, StepRecordEnvelope } from '@quill/contracts';
+import { EventEnvelope, RUN_RECORDS_READ_ONE_BY_ONE, StepRecordEnvelope } from '@quill/contracts';
 import type { ArchivedFrame, ArchivedStep } from '@quill/db';
 import { saveRunArchive } from '@quill/db/router';
 import type { Pool } from 'pg';
-import { STEP_RECORDS_READ_ONE_BY_ONE } from '../run-state.ts';
 
 export type ArchiveResult = 'archived' | 'already' | 'not_ended';
 
@@ -20,7 +19,7 @@ export async function archiveRun(bus: Bus, pool: Pool, runId: string): Promise<A
       stream,
       subject: bus.names.steps(runId),
       schema: StepRecordEnvelope,
-      few: STEP_RECORDS_READ_ONE_BY_ONE,
+      few: RUN_RECORDS_READ_ONE_BY_ONE,
     }),
   ]);
   const frames: ArchivedFrame[] = events.flatMap((item) =>
