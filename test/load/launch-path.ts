@@ -8,7 +8,8 @@
  * launch, the CPU of every service process over the measured runs divided by their number (a run
  * here is the launch plus a 5-token reply, so nearly all of it is the launch), and next to it the
  * CPU of the benchmark's own nats-server, the NATS messages each service sent and received per
- * launch (its `/connz`), the consumers left on EVENTS afterwards and the server's RSS growth
+ * launch (its `/connz`), the consumers left on EVENTS afterwards and the server's RSS growth,
+ * and the CPU the machine's PostgreSQL and Redis spent per launch
  * (docs/decisions/0041-broker-work-per-launch.md).
  *
  *   node test/load/launch-path.ts [--runs 15] [--untraced] [--env KEY=VALUE ...]
@@ -20,7 +21,7 @@ import { busNames } from '@quill/contracts';
 import type { ReceivedSpan } from '../support/otlp-receiver.ts';
 import { startOtlpReceiver } from '../support/otlp-receiver.ts';
 import { type ConnectionCounters, startPrivateNats } from './support/private-nats.ts';
-import { cpuMeter, loadAverage, rssKb } from './support/proc.ts';
+import { cpuMeter, loadAverage, namedProcessesCpuMs, rssKb } from './support/proc.ts';
 import { distribution, rounded, table } from './support/stats.ts';
 
 // A nats-server of the benchmark's own, so its CPU and every connection's message counts are the
@@ -56,6 +57,8 @@ const layouts: Array<Map<string, { offset: number; duration: number }>> = [];
 const toModel: number[] = [];
 let cpuPerLaunch: Record<string, number> = {};
 let brokerMsPerLaunch = 0;
+// The machine's PostgreSQL and Redis serve the launches too (and nothing else while the benchmark runs).
+let serversMsPerLaunch = { postgres: 0, redis: 0 };
 let messagesPerLaunch: Record<string, { sent: number; received: number }> = {};
 let consumersLeft = 0;
 let brokerRssFromKb = 0;
@@ -72,12 +75,14 @@ try {
   // The broker works for every launch too (consumers made and dropped, API requests): shown apart.
   let brokerMeter: (() => Record<string, number>) | undefined;
   let countedFrom: ConnectionCounters[] = [];
+  let serversFrom = { postgres: 0, redis: 0 };
   for (let index = 0; index < runs + 3; index++) {
     if (index === 3) {
       meter = cpuMeter(bench.pids());
       brokerMeter = cpuMeter({ 'nats-server': nats.pid });
       countedFrom = await nats.connections();
       brokerRssFromKb = rssKb(nats.pid);
+      serversFrom = { postgres: namedProcessesCpuMs('postgres'), redis: namedProcessesCpuMs('redis-server') };
     }
     receiver?.clear();
     const trace = await streamRun(bench.gateway, bench.author(index), `launch path ${index}`);
@@ -95,6 +100,10 @@ try {
   }
   cpuPerLaunch = meter?.() ?? {};
   brokerMsPerLaunch = rounded((brokerMeter?.()['nats-server'] ?? 0) / runs);
+  serversMsPerLaunch = {
+    postgres: rounded((namedProcessesCpuMs('postgres') - serversFrom.postgres) / runs),
+    redis: rounded((namedProcessesCpuMs('redis-server') - serversFrom.redis) / runs),
+  };
   messagesPerLaunch = perLaunchMessages(countedFrom, await nats.connections());
   consumersLeft = await eventsConsumers(bench.stack.namespace);
   brokerRssGrowthMb = rounded((rssKb(nats.pid) - brokerRssFromKb) / 1024);
@@ -198,7 +207,9 @@ console.log(
     perService,
   )
     .map(([service, ms]) => `${service} ${ms}`)
-    .join(', ')}), nats-server ${brokerMsPerLaunch} ms; load average ${load}`,
+    .join(
+      ', ',
+    )}), nats-server ${brokerMsPerLaunch} ms, PostgreSQL ${serversMsPerLaunch.postgres} ms, Redis ${serversMsPerLaunch.redis} ms; load average ${load}`,
 );
 const messageRows = Object.entries(messagesPerLaunch).map(
   ([service, row]) => `${service} ${row.sent} / ${row.received}`,
@@ -225,6 +236,8 @@ console.log(
     cpu_ms_per_launch: cpuMsPerLaunch,
     cpu_ms_per_launch_by_service: perService,
     nats_server_cpu_ms_per_launch: brokerMsPerLaunch,
+    postgres_cpu_ms_per_launch: serversMsPerLaunch.postgres,
+    redis_cpu_ms_per_launch: serversMsPerLaunch.redis,
     nats_messages_per_launch: messagesPerLaunch,
     events_consumers_after: consumersLeft,
     nats_server_rss_growth_mb: brokerRssGrowthMb,

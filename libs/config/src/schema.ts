@@ -35,6 +35,9 @@ export const ConfigSchema = z.object({
   DATABASE_POOL_MAX: int(10, 1),
   // Kept open while idle (capped at the max): the launch path does not reconnect after a pause.
   DATABASE_POOL_MIN: int(4),
+  // Parameterised statements are prepared once per connection (docs/decisions/0042); off behind a
+  // pooler in transaction mode that does not keep prepared statements (PgBouncer before 1.21).
+  DATABASE_PREPARED_STATEMENTS: bool.default(true),
   // How long an AI write retries a database fault (connection reset, too many clients,
   // serialization failure) before its step fails as storage_unavailable (docs/ai-writes.md).
   DATABASE_WRITE_RETRY_MS: int(30_000, 0),

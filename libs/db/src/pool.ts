@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { PreparingClient } from './prepared-statements.ts';
 
 /** Anything that can run a query: the pool itself or a client checked out of it. */
 export type Queryable = pg.Pool | pg.PoolClient;
@@ -12,6 +13,8 @@ export interface PoolOptions {
    */
   min?: number;
   applicationName?: string;
+  /** Names parameterised statements so the server plans each once per connection (default true). */
+  preparedStatements?: boolean;
   /** Errors of idle clients (server restart, network); without a handler they crash the process. */
   onError?: (error: Error) => void;
 }
@@ -58,6 +61,7 @@ export function createPool(databaseUrl: string, options: PoolOptions = {}): pg.P
     min: Math.min(options.min ?? 0, options.max ?? 10),
     application_name: options.applicationName ?? 'quill',
     types: createTypeOverrides(),
+    ...(options.preparedStatements === false ? {} : { Client: PreparingClient }),
   });
   // An idle client's error is also raised on the next query that uses the pool, so ignoring
   // it here loses nothing; the default (no listener) would crash the process.

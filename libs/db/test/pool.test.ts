@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testUrls } from '../../../test/support/urls.ts';
 import { withTransaction } from '../src/index.ts';
-import { int8ToNumber, timestamptzToIso } from '../src/pool.ts';
+import { createPool, int8ToNumber, timestamptzToIso } from '../src/pool.ts';
+import { MAX_PREPARED_PER_CONNECTION, namedQuery, statementName } from '../src/prepared-statements.ts';
 import { createTestDatabase, type TestDatabase } from '../src/testing.ts';
 
 describe('timestamptz and int8 parsing', () => {
@@ -44,5 +45,131 @@ describe('pool', () => {
     ).rejects.toThrow('boom');
     const { rows } = await database.pool.query('SELECT * FROM scratch');
     expect(rows).toEqual([]);
+  });
+});
+
+describe('prepared statements', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase({ serverUrl: testUrls.database });
+  });
+  afterAll(async () => {
+    await database.drop();
+  });
+
+  it('names parameterised queries only', () => {
+    const nameFor = (text: string) => statementName(text);
+    const text = 'SELECT $1::int AS value';
+    expect(namedQuery(text, [1], nameFor)).toEqual({
+      config: { text, name: statementName(text), values: [1] },
+      values: undefined,
+      text,
+    });
+    // The object form keeps its other options (row mode, types) next to the name.
+    expect(namedQuery({ text, values: [2], rowMode: 'array' }, undefined, nameFor).config).toEqual({
+      text,
+      values: [2],
+      rowMode: 'array',
+      name: statementName(text),
+    });
+    // A callback in the values' place stays where pg looks for it.
+    const callback = () => {};
+    expect(namedQuery({ text, values: [3] }, callback, nameFor).values).toBe(callback);
+    // Simple-protocol queries stay as they are: BEGIN, scripts, an explicit name; and a full connection.
+    expect(namedQuery('BEGIN', undefined, nameFor)).toEqual({ config: 'BEGIN', values: undefined });
+    expect(namedQuery('SELECT 1; SELECT 2', [], nameFor)).toEqual({
+      config: 'SELECT 1; SELECT 2',
+      values: [],
+    });
+    const own = { text, name: 'mine', values: [3] };
+    expect(namedQuery(own, undefined, nameFor).config).toBe(own);
+    expect(namedQuery(text, [4], () => undefined)).toEqual({ config: text, values: [4] });
+  });
+
+  it('prepares a statement once per connection and reuses it, inside and outside transactions', async () => {
+    const pool = createPool(database.url, { max: 1 });
+    try {
+      const text = 'SELECT $1::int + 1 AS next';
+      for (let value = 0; value < 3; value++) {
+        const { rows } = await pool.query<{ next: number }>(text, [value]);
+        expect(rows).toEqual([{ next: value + 1 }]);
+      }
+      await withTransaction(pool, async (client) => {
+        expect((await client.query(text, [41])).rows).toEqual([{ next: 42 }]);
+      });
+      const { rows } = await pool.query<{ name: string; statement: string }>(
+        'SELECT name, statement FROM pg_prepared_statements WHERE statement = $1 OR name = $2',
+        [text, statementName(text)],
+      );
+      // One connection, one statement for the four calls; the listing query is prepared too.
+      expect(rows).toEqual([{ name: statementName(text), statement: text }]);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('a statement that fails to parse reports its error and leaves the connection usable', async () => {
+    const pool = createPool(database.url, { max: 1 });
+    try {
+      const text = 'SELECT $1::int AS value FROM made_later';
+      await expect(pool.query(text, [1])).rejects.toMatchObject({ code: '42P01' });
+      await pool.query('CREATE TABLE made_later (value int)');
+      // The same text, now valid: it is parsed again, not taken for already prepared.
+      expect((await pool.query(text, [1])).rows).toEqual([]);
+      await pool.query('INSERT INTO made_later VALUES (1)');
+      expect((await pool.query(text, [7])).rows).toEqual([{ value: 7 }]);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('prepares at most its bound of statements on one connection; the rest go unnamed and still run', async () => {
+    const pool = createPool(database.url, { max: 1 });
+    try {
+      for (let index = 0; index <= MAX_PREPARED_PER_CONNECTION; index++) {
+        const { rows } = await pool.query(`SELECT $1::int + ${index} AS value`, [1]);
+        expect(rows).toEqual([{ value: index + 1 }]);
+      }
+      const { rows } = await pool.query('SELECT count(*) AS prepared FROM pg_prepared_statements');
+      expect(rows).toEqual([{ prepared: MAX_PREPARED_PER_CONNECTION }]);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('a statement whose columns a migration changed is prepared again: retried outside a transaction, failed inside one', async () => {
+    const pool = createPool(database.url, { max: 1 });
+    try {
+      await pool.query('CREATE TABLE altered (id int, title text)');
+      await pool.query(`INSERT INTO altered VALUES (1, 'one')`);
+      const text = 'SELECT * FROM altered WHERE id = $1';
+      expect((await pool.query(text, [1])).rows).toEqual([{ id: 1, title: 'one' }]);
+
+      await pool.query('ALTER TABLE altered ADD COLUMN words int');
+      expect((await pool.query(text, [1])).rows).toEqual([{ id: 1, title: 'one', words: null }]);
+
+      await pool.query('ALTER TABLE altered ADD COLUMN tag text');
+      await expect(
+        withTransaction(pool, async (client) => {
+          await client.query(text, [1]);
+        }),
+      ).rejects.toMatchObject({ code: '0A000' });
+      // The next transaction prepares it afresh.
+      const rows = await withTransaction(pool, async (client) => (await client.query(text, [1])).rows);
+      expect(rows).toEqual([{ id: 1, title: 'one', words: null, tag: null }]);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('is off when asked: nothing is prepared', async () => {
+    const pool = createPool(database.url, { max: 1, preparedStatements: false });
+    try {
+      await pool.query('SELECT $1::int AS value', [1]);
+      const { rows } = await pool.query('SELECT count(*) AS prepared FROM pg_prepared_statements');
+      expect(rows).toEqual([{ prepared: 0 }]);
+    } finally {
+      await pool.end();
+    }
   });
 });

@@ -84,6 +84,7 @@ export async function startService(service: string): Promise<ServiceRuntime> {
   const pool = createPool(config.DATABASE_URL, {
     max: config.DATABASE_POOL_MAX,
     min: config.DATABASE_POOL_MIN,
+    preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
   });
   const redis = createRedis(config.REDIS_URL, {
     onError: (error) => logger.warn({ err: error }, 'redis connection error'),

@@ -51,6 +51,29 @@ export function findPid(name: string): number | undefined {
   return undefined;
 }
 
+/**
+ * CPU ms of every process named `name` (e.g. `postgres`), with what their ended children used:
+ * PostgreSQL serves each connection from a process of its own, and one that has ended is counted
+ * in its parent (the postmaster) once reaped. For the machine's shared servers, whose work for a
+ * benchmark is not counted in the services'.
+ */
+export function namedProcessesCpuMs(name: string): number {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== name) continue;
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // utime stime cutime cstime
+      total += fields.slice(11, 15).reduce((sum, value) => sum + Number(value), 0);
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return (total * 1000) / TICKS_PER_SECOND;
+}
+
 /** Busy CPU ms of the whole machine (all cores) between two moments, from /proc/stat. */
 export function machineCpuMeter(): () => number {
   const busy = () => {
