@@ -109,7 +109,7 @@ export class PreparingClient extends pg.Client {
         if (!isStalePlan(error)) return reply(error, result);
         this.#rename(text);
         if (!outsideTransaction) return reply(error, result);
-        super.query(retry(), reply);
+        void super.query(retry(), reply);
       });
     }
     return (super.query(request.config as pg.QueryConfig) as Promise<pg.QueryResult>).catch(
