@@ -1,5 +1,4 @@
 import type { BillingDecision } from '@quill/contracts';
-import { withTransaction } from '@quill/db';
 import { reserveRunCredit } from '@quill/db/billing';
 import type { Pool } from 'pg';
 import type { RunMeter } from './run-meter.ts';
@@ -34,9 +33,10 @@ export interface Settlement {
 }
 
 /**
- * Settles a run exactly once. The settlement row's primary key serialises concurrent settles:
- * the loser of the insert reads the winner's decision, so money moves once and every caller
- * sees the same answer.
+ * Settles a run exactly once, in one statement (atomic by itself, no transaction's round trips):
+ * the settlement row, its ledger entry and a refund's credits. The settlement row's primary key
+ * serialises concurrent settles: the loser of the insert reads the winner's decision, so money
+ * moves once and every caller sees the same answer.
  */
 export async function settleRun(
   pool: Pool,
@@ -49,52 +49,60 @@ export async function settleRun(
     meter?: RunMeter;
   },
 ): Promise<Settlement> {
-  return withTransaction(pool, async (client) => {
-    const reserved = await client.query<{ credits_delta: number; user_id: string }>(
-      `SELECT credits_delta, user_id FROM billing_ledger WHERE run_id = $1 AND kind = 'reserve'`,
-      [input.runId],
-    );
-    const refundable = reserved.rows[0] ? -reserved.rows[0].credits_delta : 0;
-    const creditsRefunded = input.decision === 'refund' ? refundable : 0;
-    // Money goes back to whoever paid the reservation, whatever user id the caller sent.
-    const userId = reserved.rows[0]?.user_id ?? input.userId;
-    const inserted = await client.query(
-      `INSERT INTO settlements (run_id, user_id, decision, reason, credits_refunded, produced_output, run_meter)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (run_id) DO NOTHING`,
-      [
-        input.runId,
-        userId,
-        input.decision,
-        input.reason,
-        creditsRefunded,
-        input.producedOutput ?? false,
-        JSON.stringify(input.meter ?? {}),
-      ],
-    );
-    if (inserted.rowCount === 0) {
-      const existing = await client.query<{
-        decision: BillingDecision;
-        reason: string;
-        credits_refunded: number;
-      }>('SELECT decision, reason, credits_refunded FROM settlements WHERE run_id = $1', [input.runId]);
-      const row = existing.rows[0]!;
-      return {
-        decision: row.decision,
-        reason: row.reason,
-        creditsRefunded: row.credits_refunded,
-        duplicate: true,
-      };
-    }
-    await client.query(
-      `INSERT INTO billing_ledger (run_id, user_id, kind, credits_delta, reason) VALUES ($1, $2, $3, $4, $5)`,
-      [input.runId, userId, input.decision, creditsRefunded, input.reason],
-    );
-    if (creditsRefunded > 0) {
-      await client.query(
-        'UPDATE quota_accounts SET credits = credits + $2, updated_at = now() WHERE user_id = $1',
-        [userId, creditsRefunded],
-      );
-    }
-    return { decision: input.decision, reason: input.reason, creditsRefunded, duplicate: false };
-  });
+  const { rows } = await pool.query<SettlementRow>(
+    `WITH reserved AS (
+       SELECT credits_delta, user_id FROM billing_ledger WHERE run_id = $1::uuid AND kind = 'reserve'
+     ), decided AS (
+       -- Money goes back to whoever paid the reservation, whatever user id the caller sent.
+       SELECT COALESCE((SELECT user_id FROM reserved), $2::uuid) AS user_id,
+              CASE WHEN $3::text = 'refund' THEN COALESCE(-(SELECT credits_delta FROM reserved), 0) ELSE 0 END
+                AS credits_refunded
+     ), settled AS (
+       INSERT INTO settlements (run_id, user_id, decision, reason, credits_refunded, produced_output, run_meter)
+       SELECT $1::uuid, user_id, $3::text, $4::text, credits_refunded, $5::boolean, $6::jsonb FROM decided
+       ON CONFLICT (run_id) DO NOTHING
+       RETURNING user_id, decision, reason, credits_refunded
+     ), ledgered AS (
+       INSERT INTO billing_ledger (run_id, user_id, kind, credits_delta, reason)
+       SELECT $1::uuid, user_id, decision, credits_refunded, reason FROM settled
+     ), refunded AS (
+       UPDATE quota_accounts q SET credits = q.credits + s.credits_refunded, updated_at = now()
+       FROM settled s WHERE q.user_id = s.user_id AND s.credits_refunded > 0
+     )
+     SELECT decision, reason, credits_refunded, false AS duplicate FROM settled
+     UNION ALL
+     SELECT decision, reason, credits_refunded, true FROM settlements
+     WHERE run_id = $1::uuid AND NOT EXISTS (SELECT 1 FROM settled)`,
+    [
+      input.runId,
+      input.userId,
+      input.decision,
+      input.reason,
+      input.producedOutput ?? false,
+      JSON.stringify(input.meter ?? {}),
+    ],
+  );
+  // Settled at the same moment by another call: its row, committed after this statement began,
+  // is not in this statement's snapshot; a read of its own sees it.
+  const row =
+    rows[0] ??
+    (
+      await pool.query<SettlementRow>(
+        'SELECT decision, reason, credits_refunded, true AS duplicate FROM settlements WHERE run_id = $1',
+        [input.runId],
+      )
+    ).rows[0]!;
+  return {
+    decision: row.decision,
+    reason: row.reason,
+    creditsRefunded: row.credits_refunded,
+    duplicate: row.duplicate,
+  };
+}
+
+interface SettlementRow {
+  decision: BillingDecision;
+  reason: string;
+  credits_refunded: number;
+  duplicate: boolean;
 }

@@ -5,7 +5,8 @@ import { createUser } from '@quill/db/gateway';
 import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { grantCredits as grant } from '../src/grants.ts';
-import { reserveCredit } from '../src/ledger.ts';
+import { reserveCredit, settleRun } from '../src/ledger.ts';
+import { meterRun } from '../src/run-meter.ts';
 
 let database: TestDatabase;
 
@@ -145,5 +146,93 @@ describe('grantCredits', () => {
       [rich],
     );
     expect(audit.rows[0].grants).toBe(0);
+  });
+});
+
+describe('settleRun', () => {
+  it('refunds the payer once however many settle at once; every caller gets the same decision', async () => {
+    const payer = await newUser(4);
+    const runId = randomUUID();
+    await reserve(payer, runId);
+    expect(await getCredits(database.pool, payer)).toBe(3);
+    // Another user id in the request: money goes back to whoever paid the reservation.
+    const settle = () =>
+      settleRun(database.pool, {
+        runId,
+        userId: randomUUID(),
+        decision: 'refund',
+        reason: 'model_error:no_output',
+      });
+    const results = await Promise.all(Array.from({ length: 8 }, settle));
+    expect(results.filter((result) => !result.duplicate)).toHaveLength(1);
+    for (const result of results) {
+      expect(result).toMatchObject({
+        decision: 'refund',
+        reason: 'model_error:no_output',
+        creditsRefunded: 1,
+      });
+    }
+    // A later settle with another decision keeps the first one.
+    expect(
+      await settleRun(database.pool, { runId, userId: payer, decision: 'charge', reason: 'completed' }),
+    ).toEqual({
+      decision: 'refund',
+      reason: 'model_error:no_output',
+      creditsRefunded: 1,
+      duplicate: true,
+    });
+    expect(await getCredits(database.pool, payer)).toBe(4);
+    const ledger = await database.pool.query(
+      'SELECT kind, user_id, credits_delta FROM billing_ledger WHERE run_id = $1 ORDER BY kind',
+      [runId],
+    );
+    expect(ledger.rows).toEqual([
+      { kind: 'refund', user_id: payer, credits_delta: 1 },
+      { kind: 'reserve', user_id: payer, credits_delta: -1 },
+    ]);
+  });
+
+  it('charges without moving credits, and a run with no reservation settles for nothing', async () => {
+    const payer = await newUser(2);
+    const runId = randomUUID();
+    await reserve(payer, runId);
+    expect(
+      await settleRun(database.pool, { runId, userId: payer, decision: 'charge', reason: 'completed' }),
+    ).toEqual({
+      decision: 'charge',
+      reason: 'completed',
+      creditsRefunded: 0,
+      duplicate: false,
+    });
+    expect(await getCredits(database.pool, payer)).toBe(1);
+
+    const unreserved = randomUUID();
+    expect(
+      await settleRun(database.pool, {
+        runId: unreserved,
+        userId: payer,
+        decision: 'refund',
+        reason: 'worker_lost:infrastructure',
+        producedOutput: false,
+        meter: meterRun({ frames: [], steps: [], usage: [] }, undefined),
+      }),
+    ).toEqual({
+      decision: 'refund',
+      reason: 'worker_lost:infrastructure',
+      creditsRefunded: 0,
+      duplicate: false,
+    });
+    expect(await getCredits(database.pool, payer)).toBe(1);
+    const settlement = await database.pool.query(
+      'SELECT user_id, credits_refunded, run_meter FROM settlements WHERE run_id = $1',
+      [unreserved],
+    );
+    expect(settlement.rows).toEqual([
+      {
+        user_id: payer,
+        credits_refunded: 0,
+        run_meter: meterRun({ frames: [], steps: [], usage: [] }, undefined),
+      },
+    ]);
   });
 });

@@ -1,8 +1,6 @@
 import type { SseFrame, StepRecordEnvelope } from '@quill/contracts';
-import type pg from 'pg';
 import { isUuid } from '../ids.ts';
 import type { Queryable } from '../pool.ts';
-import { withTransaction } from '../pool.ts';
 
 /**
  * The run archive (docs/architecture.md "Run archive"): a run's frames and step records, copied
@@ -18,21 +16,25 @@ export interface ArchivedStep {
   record: StepRecordEnvelope;
 }
 
-/** Stores the archive and marks the run archived, once: a second call keeps the first copy. */
+/**
+ * Stores the archive and marks the run archived, once: a second call keeps the first copy. One
+ * statement (atomic by itself): the copy and the mark, without a transaction's round trips.
+ */
 export async function saveRunArchive(
-  pool: pg.Pool,
+  db: Queryable,
   input: { runId: string; frames: ArchivedFrame[]; steps: ArchivedStep[] },
 ): Promise<boolean> {
-  return withTransaction(pool, async (client) => {
-    const { rowCount } = await client.query(
-      `INSERT INTO run_archives (run_id, frames, steps) VALUES ($1, $2, $3) ON CONFLICT (run_id) DO NOTHING`,
-      [input.runId, JSON.stringify(input.frames), JSON.stringify(input.steps)],
-    );
-    await client.query('UPDATE runs SET archived_at = now() WHERE run_id = $1 AND archived_at IS NULL', [
-      input.runId,
-    ]);
-    return rowCount === 1;
-  });
+  const { rows } = await db.query<{ saved: boolean }>(
+    `WITH saved AS (
+       INSERT INTO run_archives (run_id, frames, steps) VALUES ($1, $2, $3)
+       ON CONFLICT (run_id) DO NOTHING RETURNING run_id
+     ), marked AS (
+       UPDATE runs SET archived_at = now() WHERE run_id = $1 AND archived_at IS NULL
+     )
+     SELECT EXISTS (SELECT 1 FROM saved) AS saved`,
+    [input.runId, JSON.stringify(input.frames), JSON.stringify(input.steps)],
+  );
+  return rows[0]!.saved;
 }
 
 /** The archived frames after `afterSeq` (0 = all), in stream order; null when not archived. */

@@ -74,7 +74,8 @@ function toRun(row: RunRow): Run {
 
 /**
  * Opens the run in phase `idle` (admitted, not yet taken by a router); opening the same run id
- * again returns the existing run.
+ * again returns the existing run. One statement on the way to the first token: the new row comes
+ * back from the insert, an existing one from the same statement's read.
  */
 export async function createRun(
   db: Queryable,
@@ -88,9 +89,15 @@ export async function createRun(
     apiKeyId?: string | null;
   },
 ): Promise<Run> {
-  await db.query(
-    `INSERT INTO runs (run_id, session_id, project_id, user_id, generation_mode, api_key_id)
-     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (run_id) DO NOTHING`,
+  const { rows } = await db.query<RunRow>(
+    `WITH created AS (
+       INSERT INTO runs (run_id, session_id, project_id, user_id, generation_mode, api_key_id)
+       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (run_id) DO NOTHING
+       RETURNING ${RUN_COLUMNS}
+     )
+     SELECT * FROM created
+     UNION ALL
+     SELECT ${RUN_COLUMNS} FROM runs WHERE run_id = $1 AND NOT EXISTS (SELECT 1 FROM created)`,
     [
       input.runId,
       input.sessionId,
@@ -100,7 +107,9 @@ export async function createRun(
       input.apiKeyId ?? null,
     ],
   );
-  return (await getRun(db, input.runId))!;
+  // Opened at the same moment by another call: the row committed after this statement began is
+  // not in its snapshot, a read of its own sees it.
+  return rows[0] ? toRun(rows[0]) : (await getRun(db, input.runId))!;
 }
 
 export async function getRun(db: Queryable, runId: string): Promise<Run | null> {

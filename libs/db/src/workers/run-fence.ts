@@ -88,19 +88,20 @@ function fencedTransaction<T>(
   fn: (client: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
   return withTransaction(pool, async (client) => {
+    // The same statement attributes this transaction's file and notes changes to the run (the
+    // project_changes trigger reads quill.run_id), so undo knows what the run did (docs/kernel.md
+    // "Snapshots and undo"). Set only when the row is there; a refused fence rolls it back.
     const { rows } = await client.query<{ phase: Phase; epoch: number }>(
-      `SELECT phase, COALESCE((SELECT f.epoch FROM run_fences f WHERE f.run_id = runs.run_id), 0) AS epoch
+      `SELECT phase, COALESCE((SELECT f.epoch FROM run_fences f WHERE f.run_id = runs.run_id), 0) AS epoch,
+              set_config('quill.run_id', $2, true) AS attributed
        FROM runs WHERE run_id = $1 FOR SHARE`,
-      [fence.runId],
+      [fence.runId, fence.runId],
     );
     const run = rows[0];
     if (run === undefined) throw new RunFencedError(fence.runId, fence.epoch, null, null);
     if (run.phase !== 'running' || run.epoch !== fence.epoch) {
       throw new RunFencedError(fence.runId, fence.epoch, run.phase, run.epoch);
     }
-    // Attributes this transaction's file and notes changes to the run (the project_changes
-    // trigger reads it), so undo knows what the run did (docs/kernel.md "Snapshots and undo").
-    await client.query("SELECT set_config('quill.run_id', $1, true)", [fence.runId]);
     return fn(client);
   });
 }
