@@ -21,7 +21,7 @@ import { busNames } from '@quill/contracts';
 import type { ReceivedSpan } from '../support/otlp-receiver.ts';
 import { startOtlpReceiver } from '../support/otlp-receiver.ts';
 import { type ConnectionCounters, startPrivateNats } from './support/private-nats.ts';
-import { cpuMeter, loadAverage, namedProcessesCpuMs, rssKb, syscallCounts } from './support/proc.ts';
+import { cpuMeter, loadAverage, namedProcessesCpuMs, rssKb } from './support/proc.ts';
 import { distribution, rounded, table } from './support/stats.ts';
 
 // A nats-server of the benchmark's own, so its CPU and every connection's message counts are the
@@ -59,8 +59,6 @@ let cpuPerLaunch: Record<string, number> = {};
 let brokerMsPerLaunch = 0;
 // The machine's PostgreSQL and Redis serve the launches too (and nothing else while the benchmark runs).
 let serversMsPerLaunch = { postgres: 0, redis: 0 };
-// Every message between processes is a write system call somewhere: counted per process.
-let writesPerLaunch: Record<string, number> = {};
 let messagesPerLaunch: Record<string, { sent: number; received: number }> = {};
 let consumersLeft = 0;
 let brokerRssFromKb = 0;
@@ -78,8 +76,6 @@ try {
   let brokerMeter: (() => Record<string, number>) | undefined;
   let countedFrom: ConnectionCounters[] = [];
   let serversFrom = { postgres: 0, redis: 0 };
-  const processes = () => ({ ...bench.pids(), 'nats-server': nats.pid });
-  let writesFrom: Record<string, number> = {};
   for (let index = 0; index < runs + 3; index++) {
     if (index === 3) {
       meter = cpuMeter(bench.pids());
@@ -87,9 +83,6 @@ try {
       countedFrom = await nats.connections();
       brokerRssFromKb = rssKb(nats.pid);
       serversFrom = { postgres: namedProcessesCpuMs('postgres'), redis: namedProcessesCpuMs('redis-server') };
-      writesFrom = Object.fromEntries(
-        Object.entries(processes()).map(([name, pid]) => [name, syscallCounts(pid).writes]),
-      );
     }
     receiver?.clear();
     const trace = await streamRun(bench.gateway, bench.author(index), `launch path ${index}`);
@@ -107,12 +100,6 @@ try {
   }
   cpuPerLaunch = meter?.() ?? {};
   brokerMsPerLaunch = rounded((brokerMeter?.()['nats-server'] ?? 0) / runs);
-  writesPerLaunch = {};
-  for (const [name, pid] of Object.entries(processes())) {
-    const service = name.replace(/-\d+$/, '');
-    const writes = (syscallCounts(pid).writes - (writesFrom[name] ?? 0)) / runs;
-    writesPerLaunch[service] = rounded((writesPerLaunch[service] ?? 0) + writes);
-  }
   serversMsPerLaunch = {
     postgres: rounded((namedProcessesCpuMs('postgres') - serversFrom.postgres) / runs),
     redis: rounded((namedProcessesCpuMs('redis-server') - serversFrom.redis) / runs),
@@ -252,7 +239,6 @@ console.log(
     postgres_cpu_ms_per_launch: serversMsPerLaunch.postgres,
     redis_cpu_ms_per_launch: serversMsPerLaunch.redis,
     nats_messages_per_launch: messagesPerLaunch,
-    write_syscalls_per_launch: writesPerLaunch,
     events_consumers_after: consumersLeft,
     nats_server_rss_growth_mb: brokerRssGrowthMb,
     spans: summary.map((row) => ({

@@ -19,18 +19,6 @@ export function cpuMs(pid: number | undefined): number {
   }
 }
 
-/** Write and read system calls a process made so far (/proc/<pid>/io `syscw`, `syscr`); 0 once it is gone. */
-export function syscallCounts(pid: number | undefined): { writes: number; reads: number } {
-  if (pid === undefined) return { writes: 0, reads: 0 };
-  try {
-    const io = readFileSync(`/proc/${pid}/io`, 'utf8');
-    const field = (name: string) => Number(new RegExp(`^${name}: (\\d+)$`, 'm').exec(io)?.[1] ?? 0);
-    return { writes: field('syscw'), reads: field('syscr') };
-  } catch {
-    return { writes: 0, reads: 0 };
-  }
-}
-
 /** Resident set size (VmRSS) in KiB, from /proc/<pid>/status. */
 export function rssKb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
