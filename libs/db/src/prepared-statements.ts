@@ -8,9 +8,17 @@ import pg from 'pg';
  */
 export const MAX_PREPARED_PER_CONNECTION = 256;
 
-/** The statement name of a query text: stable across processes, so logs and pg_prepared_statements agree. */
+/**
+ * The statement name of a query text: its operation and first table, so a trace's span
+ * (`pg.query:<name>`, the pg instrumentation names spans after prepared statements) still says
+ * what ran, and a hash of the text, so names are unique and the same in every process. Short of
+ * the server's 63-byte limit, with room for a renamed statement's suffix.
+ */
 export function statementName(text: string): string {
-  return `q_${createHash('sha1').update(text).digest('base64url').slice(0, 20)}`;
+  const operation = /^\s*([A-Za-z]+)/.exec(text)?.[1]?.toUpperCase() ?? 'QUERY';
+  const table = /\b(?:FROM|INTO|UPDATE|JOIN)\s+([A-Za-z_][A-Za-z0-9_]*)/i.exec(text)?.[1]?.slice(0, 32);
+  const hash = createHash('sha1').update(text).digest('base64url').slice(0, 10);
+  return [operation.slice(0, 8), table, hash].filter(Boolean).join(' ');
 }
 
 type QueryConfigLike = { text?: unknown; name?: unknown; values?: unknown; submit?: unknown };

@@ -57,6 +57,14 @@ describe('prepared statements', () => {
     await database.drop();
   });
 
+  it('names a statement after its operation, first table and text', () => {
+    const name = statementName('SELECT phase FROM runs WHERE run_id = $1');
+    expect(name).toMatch(/^SELECT runs [\w-]{10}$/);
+    expect(statementName('SELECT phase FROM runs WHERE run_id = $1 ')).not.toBe(name);
+    expect(statementName('  with k AS (UPDATE api_keys SET x = 1) SELECT 1')).toMatch(/^WITH api_keys /);
+    expect(statementName(`SELECT $1::int FROM ${'t'.repeat(80)}`).length).toBeLessThanOrEqual(52);
+  });
+
   it('names parameterised queries only', () => {
     const nameFor = (text: string) => statementName(text);
     const text = 'SELECT $1::int AS value';
