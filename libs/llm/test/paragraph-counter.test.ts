@@ -3,6 +3,7 @@ import o200k from 'js-tiktoken/ranks/o200k_base';
 import { describe, expect, it } from 'vitest';
 import { prose } from '../../../test/support/chinese-project.ts';
 import { createParagraphCounter, estimateTextTokens } from '../src/index.ts';
+import { countedParts, LONGEST_COUNTED_PIECE } from '../src/token-estimate.ts';
 
 // The tokenizer itself, with no cache in between: what every count must equal.
 const tokenizer = new Tiktoken(o200k);
@@ -62,5 +63,32 @@ describe('createParagraphCounter', () => {
     }, 2);
     for (const text of ['a', 'b', 'a', 'c', 'a', 'b']) count(text);
     expect(counted).toEqual(['a', 'b', 'c', 'b']);
+  });
+});
+
+describe('a run without breaks', () => {
+  const run = (length: number) =>
+    '雨夜里旧书店的灯还亮着林晚推门进去老人抬头看了她一眼'.repeat(Math.ceil(length / 26)).slice(0, length);
+
+  it('is tokenised in parts no longer than the bound, so the merge stays linear', () => {
+    const text = `第一章\n${run(1_000)}。${'-'.repeat(300)}\nThe end 😀${'😀'.repeat(100)}`;
+    const parts = countedParts(text);
+    expect(parts.join('')).toBe(text);
+    for (const part of parts) {
+      expect(part).not.toMatch(new RegExp(`[\\p{L}\\p{M}]{${LONGEST_COUNTED_PIECE + 1}}`, 'u'));
+      expect(part).not.toMatch(new RegExp(`[^\\s\\p{L}\\p{N}]{${LONGEST_COUNTED_PIECE + 1}}`, 'u'));
+    }
+    // A surrogate pair is never cut in half.
+    expect(parts.every((part) => !/^[\uDC00-\uDFFF]|[\uD800-\uDBFF]$/.test(part))).toBe(true);
+    // Text with no such run is one part: counted exactly as before.
+    expect(countedParts(prose(3, 2_000))).toEqual([prose(3, 2_000)]);
+  });
+
+  it('counts at most a token per cut above the tokenizer, never below', () => {
+    const text = run(600);
+    const cuts = Math.ceil(600 / LONGEST_COUNTED_PIECE) - 1;
+    const counted = estimateTextTokens(text);
+    expect(counted).toBeGreaterThanOrEqual(exact(text));
+    expect(counted).toBeLessThanOrEqual(exact(text) + cuts);
   });
 });
