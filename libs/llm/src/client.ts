@@ -11,7 +11,8 @@ import {
   encodingForModel,
   estimatePromptTokens,
   estimateTextTokens,
-  warmTokenizer,
+  precountTokens,
+  promptTexts,
 } from './token-estimate.ts';
 import type { ChatRequest, LlmAttempt, LlmCallResult, LlmClient, LlmEvent, LlmLogger } from './types.ts';
 
@@ -113,10 +114,21 @@ async function* streamChat(
       usage: failedAttemptUsage(assembler, request, model, streaming),
     });
 
-  // The tokenizer's table is built on the first count a process needs, in slices that leave the
-  // event loop free (token-estimate.ts), not at start-up: most processes never count.
-  const tokenizerFor = async (needed: boolean) => {
-    if (needed) await warmTokenizer(encodingForModel(model));
+  // A usage estimate counts the prompt and the reply: the tokenizer's table (built on the first
+  // count a process needs, not at start-up: most processes never count) and the counts themselves
+  // are done in slices that leave the event loop to the other runs (token-estimate.ts), so the
+  // synchronous estimate afterwards only looks them up.
+  const countsFor = async (needed: boolean) => {
+    if (!needed) return;
+    await precountTokens(
+      [
+        ...promptTexts(request.messages, request.tools),
+        assembler.text,
+        assembler.thinking,
+        ...assembler.toolCalls().flatMap((call) => [call.function.name, call.function.arguments]),
+      ],
+      encodingForModel(model),
+    );
   };
   const extra = requestFields(provider, request);
   // Still reading when the caller stops iterating or the call fails: the request is aborted then.
@@ -172,11 +184,11 @@ async function* streamChat(
       }
       bodyOpen = false;
     } catch (error) {
-      await tokenizerFor(streaming);
+      await countsFor(streaming);
       throw failure(error);
     }
     // Counts are needed only when the provider reported no usage (a failed stream never does).
-    await tokenizerFor(!assembler.providerUsage);
+    await countsFor(!assembler.providerUsage);
     // The SDK ends the iteration quietly when its signal aborts, so check it ourselves.
     if (signal.aborted) throw failure(signal.reason);
     if (assembler.finishReason === undefined)

@@ -39,14 +39,20 @@ export function createParagraphCounter(
   };
   return (text) => {
     let total = 0;
-    let start = 0;
-    for (let newline = text.indexOf('\n'); newline !== -1; newline = text.indexOf('\n', newline + 1)) {
-      const next = newline + 1;
-      if (next < text.length && !CONTINUES_PIECE.test(text[next]!)) {
-        total += countParagraph(text.slice(start, next));
-        start = next;
-      }
-    }
-    return start < text.length ? total + countParagraph(text.slice(start)) : total;
+    for (const paragraph of paragraphsOf(text)) total += countParagraph(paragraph);
+    return total;
   };
+}
+
+/** A text cut where no pre-tokenizer piece spans the cut (see above): each part is counted alone. */
+export function* paragraphsOf(text: string): Generator<string> {
+  let start = 0;
+  for (let newline = text.indexOf('\n'); newline !== -1; newline = text.indexOf('\n', newline + 1)) {
+    const next = newline + 1;
+    if (next < text.length && !CONTINUES_PIECE.test(text[next]!)) {
+      yield text.slice(start, next);
+      start = next;
+    }
+  }
+  if (start < text.length) yield text.slice(start);
 }

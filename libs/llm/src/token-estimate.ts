@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type { ChatMessage } from '@quill/contracts';
 import type { Tiktoken, TiktokenBPE } from 'js-tiktoken/lite';
-import { createParagraphCounter } from './paragraph-counter.ts';
+import { createParagraphCounter, paragraphsOf } from './paragraph-counter.ts';
 import type { ToolDefinition } from './types.ts';
 
 /*
@@ -116,6 +116,44 @@ export function estimateTextTokens(text: string, encoding: EncodingName = 'o200k
     counters.set(encoding, counter);
   }
   return counter(text);
+}
+
+/**
+ * Counts texts into the paragraph cache in slices of the event loop, so that a synchronous count
+ * of the same texts afterwards only looks them up. A count takes ~15 µs per CJK character: the
+ * usage of a stopped reply (its prompt and its text, tens of thousands of characters the process
+ * has not counted before) would otherwise hold the event loop — every other run's tokens — for
+ * hundreds of milliseconds (docs/decisions/0043).
+ */
+export async function precountTokens(
+  texts: Iterable<string>,
+  encoding: EncodingName = 'o200k_base',
+  sliceMs = SLICE_MS,
+): Promise<void> {
+  await warmTokenizer(encoding);
+  let until = performance.now() + sliceMs;
+  for (const text of texts) {
+    for (const paragraph of paragraphsOf(text)) {
+      estimateTextTokens(paragraph, encoding);
+      if (performance.now() < until) continue;
+      await new Promise((resolve) => setImmediate(resolve));
+      until = performance.now() + sliceMs;
+    }
+  }
+}
+
+/** The texts `estimatePromptTokens` counts, for `precountTokens`. */
+export function* promptTexts(
+  messages: readonly ChatMessage[],
+  tools: readonly ToolDefinition[] = [],
+): Generator<string> {
+  if (tools.length > 0) yield JSON.stringify(tools);
+  for (const message of messages) {
+    yield message.content ?? '';
+    if (message.role === 'assistant' && message.tool_calls) {
+      for (const call of message.tool_calls) yield* [call.function.name, call.function.arguments];
+    }
+  }
 }
 
 /**

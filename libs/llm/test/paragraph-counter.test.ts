@@ -3,7 +3,7 @@ import o200k from 'js-tiktoken/ranks/o200k_base';
 import { describe, expect, it } from 'vitest';
 import { prose } from '../../../test/support/chinese-project.ts';
 import { createParagraphCounter, estimateTextTokens } from '../src/index.ts';
-import { countedParts, LONGEST_COUNTED_PIECE } from '../src/token-estimate.ts';
+import { countedParts, LONGEST_COUNTED_PIECE, precountTokens, promptTexts } from '../src/token-estimate.ts';
 
 // The tokenizer itself, with no cache in between: what every count must equal.
 const tokenizer = new Tiktoken(o200k);
@@ -90,5 +90,46 @@ describe('a run without breaks', () => {
     const counted = estimateTextTokens(text);
     expect(counted).toBeGreaterThanOrEqual(exact(text));
     expect(counted).toBeLessThanOrEqual(exact(text) + cuts);
+  });
+});
+
+describe('precountTokens', () => {
+  it('fills the cache in slices that let the event loop run, and the counts are the same', async () => {
+    const texts = [prose(5, 1_500), `新的一段\n${prose(6, 800)}`, ''];
+    let otherWorkRan = false;
+    setImmediate(() => {
+      otherWorkRan = true;
+    });
+    // A slice of 0 ms: the loop gets a turn after every paragraph.
+    await precountTokens(texts, 'o200k_base', 0);
+    expect(otherWorkRan).toBe(true);
+    for (const text of texts) expect(estimateTextTokens(text)).toBe(exact(text));
+  });
+
+  it('lists the texts a prompt estimate counts', () => {
+    const messages = [
+      { role: 'user' as const, content: '写第一章' },
+      {
+        role: 'assistant' as const,
+        content: null,
+        tool_calls: [
+          {
+            id: 'c1',
+            type: 'function' as const,
+            function: { name: 'create_file', arguments: '{"title":"第一章"}' },
+          },
+        ],
+      },
+    ];
+    const tools = [
+      { type: 'function' as const, function: { name: 'create_file', parameters: { type: 'object' } } },
+    ];
+    expect([...promptTexts(messages, tools)]).toEqual([
+      JSON.stringify(tools),
+      '写第一章',
+      '',
+      'create_file',
+      '{"title":"第一章"}',
+    ]);
   });
 });
