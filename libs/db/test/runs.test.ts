@@ -68,6 +68,23 @@ describe('runs', () => {
     expect(await getRunForUser(database.pool, run.runId, crypto.randomUUID())).toBeNull();
   });
 
+  it('opens a run once when the same open arrives several times at once; each caller gets the row', async () => {
+    const input = {
+      runId: crypto.randomUUID(),
+      sessionId,
+      projectId,
+      userId,
+      generationMode: 'fast' as const,
+    };
+    const opened = await Promise.all(Array.from({ length: 6 }, () => createRun(database.pool, input)));
+    for (const run of opened) expect(run).toEqual(opened[0]);
+    expect(opened[0]).toMatchObject({ runId: input.runId, phase: 'idle', epoch: 0 });
+    const { rows } = await database.pool.query('SELECT count(*) AS runs FROM runs WHERE run_id = $1', [
+      input.runId,
+    ]);
+    expect(rows).toEqual([{ runs: 1 }]);
+  });
+
   it('finishes a run exactly once', async () => {
     const run = await startRun();
     expect(await getActiveRunForSession(database.pool, sessionId)).not.toBeNull();
