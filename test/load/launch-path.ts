@@ -9,7 +9,8 @@
  * here is the launch plus a 5-token reply, so nearly all of it is the launch), and next to it the
  * CPU of the benchmark's own nats-server, the NATS messages each service sent and received per
  * launch (its `/connz`), the consumers left on EVENTS afterwards and the server's RSS growth,
- * and the CPU the machine's PostgreSQL and Redis spent per launch
+ * the CPU the machine's PostgreSQL and Redis spent per launch, and the statements each service
+ * sent per launch (its own pg metrics, `/metrics`; docs/decisions/0042)
  * (docs/decisions/0041-broker-work-per-launch.md).
  *
  *   node test/load/launch-path.ts [--runs 15] [--untraced] [--env KEY=VALUE ...]
@@ -20,6 +21,7 @@ import { connect } from '@nats-io/transport-node';
 import { busNames } from '@quill/contracts';
 import type { ReceivedSpan } from '../support/otlp-receiver.ts';
 import { startOtlpReceiver } from '../support/otlp-receiver.ts';
+import { scrape, sumOf } from '../support/prometheus.ts';
 import { type ConnectionCounters, startPrivateNats } from './support/private-nats.ts';
 import { cpuMeter, loadAverage, namedProcessesCpuMs, rssKb } from './support/proc.ts';
 import { distribution, rounded, table } from './support/stats.ts';
@@ -59,6 +61,9 @@ let cpuPerLaunch: Record<string, number> = {};
 let brokerMsPerLaunch = 0;
 // The machine's PostgreSQL and Redis serve the launches too (and nothing else while the benchmark runs).
 let serversMsPerLaunch = { postgres: 0, redis: 0 };
+// Statements each service sent per launch, from its own pg metrics (like the NATS counts, they do
+// not move with the machine's load).
+let statementsPerLaunch: Record<string, number> = {};
 let messagesPerLaunch: Record<string, { sent: number; received: number }> = {};
 let consumersLeft = 0;
 let brokerRssFromKb = 0;
@@ -76,6 +81,7 @@ try {
   let brokerMeter: (() => Record<string, number>) | undefined;
   let countedFrom: ConnectionCounters[] = [];
   let serversFrom = { postgres: 0, redis: 0 };
+  let statementsFrom: Record<string, number> = {};
   for (let index = 0; index < runs + 3; index++) {
     if (index === 3) {
       meter = cpuMeter(bench.pids());
@@ -83,6 +89,7 @@ try {
       countedFrom = await nats.connections();
       brokerRssFromKb = rssKb(nats.pid);
       serversFrom = { postgres: namedProcessesCpuMs('postgres'), redis: namedProcessesCpuMs('redis-server') };
+      statementsFrom = await statementCounts();
     }
     receiver?.clear();
     const trace = await streamRun(bench.gateway, bench.author(index), `launch path ${index}`);
@@ -100,6 +107,11 @@ try {
   }
   cpuPerLaunch = meter?.() ?? {};
   brokerMsPerLaunch = rounded((brokerMeter?.()['nats-server'] ?? 0) / runs);
+  const statementsTo = await statementCounts();
+  statementsPerLaunch = {};
+  for (const [service, count] of Object.entries(statementsTo)) {
+    statementsPerLaunch[service] = rounded((count - (statementsFrom[service] ?? 0)) / runs);
+  }
   serversMsPerLaunch = {
     postgres: rounded((namedProcessesCpuMs('postgres') - serversFrom.postgres) / runs),
     redis: rounded((namedProcessesCpuMs('redis-server') - serversFrom.redis) / runs),
@@ -111,6 +123,17 @@ try {
   await bench.stop();
   await receiver?.close();
   await nats.stop();
+}
+
+/** Statements sent so far per service (`db.client.operation.duration` samples of its pg instrumentation). */
+async function statementCounts(): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (const service of bench.stack.services) {
+    if (!service.opsUrl) continue;
+    const samples = await scrape(service.opsUrl);
+    counts[service.name] = (counts[service.name] ?? 0) + sumOf(samples, 'db_client_operation_duration_count');
+  }
+  return counts;
 }
 
 /**
@@ -217,6 +240,11 @@ const messageRows = Object.entries(messagesPerLaunch).map(
 console.log(
   `NATS messages per launch, sent / received: ${messageRows.join(', ')}; consumers on EVENTS after the launches: ${consumersLeft}, nats-server RSS grew ${brokerRssGrowthMb} MB`,
 );
+console.log(
+  `PostgreSQL statements per launch: ${Object.entries(statementsPerLaunch)
+    .map(([service, count]) => `${service} ${count}`)
+    .join(', ')}`,
+);
 if (traced) {
   console.log(
     table([
@@ -239,6 +267,7 @@ console.log(
     postgres_cpu_ms_per_launch: serversMsPerLaunch.postgres,
     redis_cpu_ms_per_launch: serversMsPerLaunch.redis,
     nats_messages_per_launch: messagesPerLaunch,
+    statements_per_launch: statementsPerLaunch,
     events_consumers_after: consumersLeft,
     nats_server_rss_growth_mb: brokerRssGrowthMb,
     spans: summary.map((row) => ({
