@@ -170,18 +170,18 @@ export function warmTokenizer(encoding: EncodingName = 'o200k_base'): Promise<vo
 }
 
 /**
- * The longest run of letters, or of punctuation, tokenised in one piece (code points). The
- * pre-tokenizer makes each such run one piece, and js-tiktoken merges a piece's byte pairs in
- * time quadratic in its length: prose has a piece break every few characters, but a text without
- * punctuation or spaces (unpunctuated classical Chinese, a long rule of dashes, model output gone
- * wrong) is one piece: 2,000 such characters took 2.4 s and 16,000 took 147 s, the event loop
- * blocked all the while. Longer runs are counted in parts of this length: linear time, and a
+ * The longest run of letters, of punctuation or of whitespace tokenised in one piece (code
+ * points). The pre-tokenizer makes each such run one piece, and js-tiktoken merges a piece's byte
+ * pairs in time quadratic in its length: prose has a piece break every few characters, but a text
+ * without punctuation or spaces (unpunctuated classical Chinese, a long rule of dashes, model
+ * output gone wrong) is one piece: 2,000 such characters took 2.4 s and 16,000 took 147 s, the
+ * event loop blocked all the while; 4,000 ideographic spaces took 10.5 s. Longer runs are counted in parts of this length: linear time, and a
  * count at most a token or so per cut above the tokenizer's (the safe side for budgets); every
  * text without such a run is counted exactly as before.
  */
 export const LONGEST_COUNTED_PIECE = 64;
 const LONG_RUN = new RegExp(
-  `[\\p{L}\\p{M}]{${LONGEST_COUNTED_PIECE + 1},}|[^\\s\\p{L}\\p{N}]{${LONGEST_COUNTED_PIECE + 1},}`,
+  `[\\p{L}\\p{M}]{${LONGEST_COUNTED_PIECE + 1},}|[^\\s\\p{L}\\p{N}]{${LONGEST_COUNTED_PIECE + 1},}|\\s{${LONGEST_COUNTED_PIECE + 1},}`,
   'gu',
 );
 

@@ -71,12 +71,13 @@ describe('a run without breaks', () => {
     '雨夜里旧书店的灯还亮着林晚推门进去老人抬头看了她一眼'.repeat(Math.ceil(length / 26)).slice(0, length);
 
   it('is tokenised in parts no longer than the bound, so the merge stays linear', () => {
-    const text = `第一章\n${run(1_000)}。${'-'.repeat(300)}\nThe end 😀${'😀'.repeat(100)}`;
+    const text = `第一章\n${run(1_000)}。${'-'.repeat(300)}\nThe end 😀${'😀'.repeat(100)}${'\u3000'.repeat(200)}${'\n'.repeat(100)}末`;
     const parts = countedParts(text);
     expect(parts.join('')).toBe(text);
     for (const part of parts) {
       expect(part).not.toMatch(new RegExp(`[\\p{L}\\p{M}]{${LONGEST_COUNTED_PIECE + 1}}`, 'u'));
       expect(part).not.toMatch(new RegExp(`[^\\s\\p{L}\\p{N}]{${LONGEST_COUNTED_PIECE + 1}}`, 'u'));
+      expect(part).not.toMatch(new RegExp(`\\s{${LONGEST_COUNTED_PIECE + 1}}`, 'u'));
     }
     // A surrogate pair is never cut in half.
     expect(parts.every((part) => !/^[\uDC00-\uDFFF]|[\uD800-\uDBFF]$/.test(part))).toBe(true);
