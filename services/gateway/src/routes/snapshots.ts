@@ -18,7 +18,6 @@ import {
   type SnapshotState,
 } from '@quill/db';
 import { restoreSnapshot, takeSnapshot, undoRun } from '@quill/db/gateway';
-import { createTwoFilesPatch } from 'diff';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Pool } from 'pg';
 import type { GatewayDependencies } from '../app.ts';
@@ -33,6 +32,7 @@ import {
   snapshotDetailView,
   snapshotView,
 } from '../product/restore-views.ts';
+import { filePatch } from '../text-patch.ts';
 
 /**
  * Snapshots and undo (README "Snapshots, undo and branches", docs/kernel.md): any member lists,
@@ -140,7 +140,7 @@ async function textDiff(pool: Pool, fileId: string, from: SnapshotState, to: Sna
     before ? fileTextAt(pool, fileId, before.version) : '',
     after ? fileTextAt(pool, fileId, after.version) : '',
   ]);
-  return createTwoFilesPatch(
+  return filePatch(
     before ? `${before.title}@${before.version}` : '/dev/null',
     after ? `${after.title}@${after.version}` : '/dev/null',
     oldText ?? '',
