@@ -11,8 +11,7 @@
  *   node test/load/token-count.ts [--lengths 1000,4000,16000]
  */
 import { parseArgs } from 'node:util';
-import { estimateTextTokens, warmTokenizer } from '@quill/llm';
-import { precountTokens } from '../../libs/llm/src/token-estimate.ts';
+import { estimateTextTokens, precountTokens, warmTokenizer } from '@quill/llm';
 import { loadAverage } from './support/proc.ts';
 import { rounded, table } from './support/stats.ts';
 
