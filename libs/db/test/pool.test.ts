@@ -5,6 +5,28 @@ import { createPool, int8ToNumber, timestamptzToIso } from '../src/pool.ts';
 import { MAX_PREPARED_PER_CONNECTION, namedQuery, statementName } from '../src/prepared-statements.ts';
 import { createTestDatabase, type TestDatabase } from '../src/testing.ts';
 
+// One database for the file: the pool tests and the prepared-statement tests use tables of their own.
+let database: TestDatabase;
+beforeAll(async () => {
+  database = await createTestDatabase({ serverUrl: testUrls.database });
+});
+afterAll(async () => {
+  await database.drop();
+});
+
+/** A pool of one connection on the file's database, ended after `use`: every query shares its statements. */
+async function withOneConnection(
+  use: (pool: ReturnType<typeof createPool>) => Promise<void>,
+  options: { preparedStatements?: boolean } = {},
+): Promise<void> {
+  const pool = createPool(database.url, { max: 1, ...options });
+  try {
+    await use(pool);
+  } finally {
+    await pool.end();
+  }
+}
+
 describe('timestamptz and int8 parsing', () => {
   it('normalises any offset to UTC ISO with six fraction digits', () => {
     expect(timestamptzToIso('2024-05-01 10:00:00.123456+00')).toBe('2024-05-01T10:00:00.123456Z');
@@ -20,14 +42,6 @@ describe('timestamptz and int8 parsing', () => {
 });
 
 describe('pool', () => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await createTestDatabase({ serverUrl: testUrls.database });
-  });
-  afterAll(async () => {
-    await database.drop();
-  });
-
   it('returns timestamps with microseconds and counts as numbers', async () => {
     const { rows } = await database.pool.query<{ at: string; total: number }>(
       `SELECT '2024-05-01 10:00:00.123456+02'::timestamptz AS at, count(*) AS total FROM generate_series(1, 3)`,
@@ -49,14 +63,6 @@ describe('pool', () => {
 });
 
 describe('prepared statements', () => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await createTestDatabase({ serverUrl: testUrls.database });
-  });
-  afterAll(async () => {
-    await database.drop();
-  });
-
   it('names a statement after its operation, first table and text', () => {
     const name = statementName('SELECT phase FROM runs WHERE run_id = $1');
     expect(name).toMatch(/^SELECT runs [\w-]{10}$/);
@@ -95,8 +101,7 @@ describe('prepared statements', () => {
   });
 
   it('prepares a statement once per connection and reuses it, inside and outside transactions', async () => {
-    const pool = createPool(database.url, { max: 1 });
-    try {
+    await withOneConnection(async (pool) => {
       const text = 'SELECT $1::int + 1 AS next';
       for (let value = 0; value < 3; value++) {
         const { rows } = await pool.query<{ next: number }>(text, [value]);
@@ -111,14 +116,11 @@ describe('prepared statements', () => {
       );
       // One connection, one statement for the four calls; the listing query is prepared too.
       expect(rows).toEqual([{ name: statementName(text), statement: text }]);
-    } finally {
-      await pool.end();
-    }
+    });
   });
 
   it('a statement that fails to parse reports its error and leaves the connection usable', async () => {
-    const pool = createPool(database.url, { max: 1 });
-    try {
+    await withOneConnection(async (pool) => {
       const text = 'SELECT $1::int AS value FROM made_later';
       await expect(pool.query(text, [1])).rejects.toMatchObject({ code: '42P01' });
       await pool.query('CREATE TABLE made_later (value int)');
@@ -126,28 +128,22 @@ describe('prepared statements', () => {
       expect((await pool.query(text, [1])).rows).toEqual([]);
       await pool.query('INSERT INTO made_later VALUES (1)');
       expect((await pool.query(text, [7])).rows).toEqual([{ value: 7 }]);
-    } finally {
-      await pool.end();
-    }
+    });
   });
 
   it('prepares at most its bound of statements on one connection; the rest go unnamed and still run', async () => {
-    const pool = createPool(database.url, { max: 1 });
-    try {
+    await withOneConnection(async (pool) => {
       for (let index = 0; index <= MAX_PREPARED_PER_CONNECTION; index++) {
         const { rows } = await pool.query(`SELECT $1::int + ${index} AS value`, [1]);
         expect(rows).toEqual([{ value: index + 1 }]);
       }
       const { rows } = await pool.query('SELECT count(*) AS prepared FROM pg_prepared_statements');
       expect(rows).toEqual([{ prepared: MAX_PREPARED_PER_CONNECTION }]);
-    } finally {
-      await pool.end();
-    }
+    });
   });
 
   it('a statement whose columns a migration changed is prepared again: retried outside a transaction, failed inside one', async () => {
-    const pool = createPool(database.url, { max: 1 });
-    try {
+    await withOneConnection(async (pool) => {
       await pool.query('CREATE TABLE altered (id int, title text)');
       await pool.query(`INSERT INTO altered VALUES (1, 'one')`);
       const text = 'SELECT * FROM altered WHERE id = $1';
@@ -165,19 +161,17 @@ describe('prepared statements', () => {
       // The next transaction prepares it afresh.
       const rows = await withTransaction(pool, async (client) => (await client.query(text, [1])).rows);
       expect(rows).toEqual([{ id: 1, title: 'one', words: null, tag: null }]);
-    } finally {
-      await pool.end();
-    }
+    });
   });
 
   it('is off when asked: nothing is prepared', async () => {
-    const pool = createPool(database.url, { max: 1, preparedStatements: false });
-    try {
-      await pool.query('SELECT $1::int AS value', [1]);
-      const { rows } = await pool.query('SELECT count(*) AS prepared FROM pg_prepared_statements');
-      expect(rows).toEqual([{ prepared: 0 }]);
-    } finally {
-      await pool.end();
-    }
+    await withOneConnection(
+      async (pool) => {
+        await pool.query('SELECT $1::int AS value', [1]);
+        const { rows } = await pool.query('SELECT count(*) AS prepared FROM pg_prepared_statements');
+        expect(rows).toEqual([{ prepared: 0 }]);
+      },
+      { preparedStatements: false },
+    );
   });
 });

@@ -207,6 +207,7 @@ describe('settleRun', () => {
     expect(await getCredits(database.pool, payer)).toBe(1);
 
     const unreserved = randomUUID();
+    const meter = meterRun({ frames: [], steps: [], usage: [] }, undefined);
     expect(
       await settleRun(database.pool, {
         runId: unreserved,
@@ -214,7 +215,7 @@ describe('settleRun', () => {
         decision: 'refund',
         reason: 'worker_lost:infrastructure',
         producedOutput: false,
-        meter: meterRun({ frames: [], steps: [], usage: [] }, undefined),
+        meter,
       }),
     ).toEqual({
       decision: 'refund',
@@ -231,7 +232,7 @@ describe('settleRun', () => {
       {
         user_id: payer,
         credits_refunded: 0,
-        run_meter: meterRun({ frames: [], steps: [], usage: [] }, undefined),
+        run_meter: meter,
       },
     ]);
   });
