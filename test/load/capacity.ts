@@ -14,7 +14,7 @@
 import { parseArgs } from 'node:util';
 import { envFromPairs, serviceCpuMs, startBenchStack } from './support/bench-stack.ts';
 import { cpuByService, inWaves } from './support/phases.ts';
-import { cpuMeter, loadAverage, machineCpuMeter } from './support/proc.ts';
+import { cpuMeter, loadAverage, machineCpuMeter, namedProcessesCpuMs } from './support/proc.ts';
 import { matchDelays, plainReply, type RunTrace, streamRun, writerRequest } from './support/runs.ts';
 import { distribution, rounded, sleep, table } from './support/stats.ts';
 
@@ -100,11 +100,15 @@ try {
     const load = loadAverage();
     const stopCpu = cpuMeter({ ...bench.pids(), ...bench.otherPids() });
     const stopMachine = machineCpuMeter();
+    // The machine's Redis (shared with nothing else while the benchmark runs): the per-run
+    // renewals of locks and leases show up here.
+    const redisBefore = namedProcessesCpuMs('redis-server');
     const windowStart = performance.timeOrigin + performance.now();
     await sleep(windowMs);
     const windowEnd = performance.timeOrigin + performance.now();
     const cpu = stopCpu();
     const machineMs = stopMachine();
+    const redisMs = namedProcessesCpuMs('redis-server') - redisBefore;
     // A run that ended before the abort is a failure at this level.
     const ended = open.filter((run) => run.ended).map((run) => run.live!);
     const live = open.flatMap((run) => (run.live ? [run.live] : []));
@@ -148,6 +152,7 @@ try {
       services_cpu_cores: servicesCpu / windowMs,
       fake_llm_cpu_cores: (cpu['fake-llm'] ?? 0) / windowMs,
       nats_cpu_cores: (cpu['nats-server'] ?? 0) / windowMs,
+      redis_cpu_cores: redisMs / windowMs,
       client_cpu_cores: (cpu['bench-client'] ?? 0) / windowMs,
       machine_cpu_cores: machineMs / windowMs,
       ...Object.fromEntries(Object.entries(services).map(([name, ms]) => [`${name}_cores`, ms / windowMs])),
@@ -184,7 +189,9 @@ console.log(
       'tok/frame',
       'frames/s',
       'services cores',
+      'router',
       'nats',
+      'redis',
       'fake LLM',
       'client',
       'machine',
@@ -201,7 +208,9 @@ console.log(
       f.tokens_per_frame!,
       f.frames_per_second!,
       f.services_cpu_cores!,
+      f.router_cores ?? 0,
       f.nats_cpu_cores!,
+      f.redis_cpu_cores!,
       f.fake_llm_cpu_cores!,
       f.client_cpu_cores!,
       f.machine_cpu_cores!,

@@ -2,7 +2,13 @@ export type { Redis as RedisClient } from 'ioredis';
 export { createRedis } from './client.ts';
 export { type RedisKeys, redisKeys } from './keys.ts';
 export { defineLuaScript } from './lua-script.ts';
-export { claimExpiredRunLeases, holdRunLease, releaseRunLease, renewRunLease } from './run-lease.ts';
+export {
+  claimExpiredRunLeases,
+  holdRunLease,
+  RUN_LEASE_RENEWAL_BATCH,
+  releaseRunLease,
+  renewRunLeases,
+} from './run-lease.ts';
 export { getStopFlag, openModelTurn, pushSteer, setStopFlag } from './run-signals.ts';
 export { acquireRunSlots } from './run-slots.ts';
 export { acquireSemaphore, countSemaphore, releaseSemaphore, renewSemaphore } from './semaphore.ts';

@@ -17,9 +17,22 @@ redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 return 1`);
 
-// XX: a lease a peer already claimed stays claimed; the late owner learns it lost the run.
-const RENEW = defineLuaScript(`${nowMs}
-return redis.call('ZADD', KEYS[1], 'XX', 'CH', now + tonumber(ARGV[2]), ARGV[1])`);
+// ARGV: ttl ms, then run ids. Renews every lease still held (a lease a peer already claimed
+// stays claimed) and returns the run ids whose lease was gone: their late owner lost the run.
+const RENEW_ALL = defineLuaScript(`${nowMs}
+local expiry = now + tonumber(ARGV[1])
+local lost = {}
+for index = 2, #ARGV do
+  if redis.call('ZSCORE', KEYS[1], ARGV[index]) then
+    redis.call('ZADD', KEYS[1], 'XX', expiry, ARGV[index])
+  else
+    table.insert(lost, ARGV[index])
+  end
+end
+return lost`);
+
+/** Run ids per renewal call: bounds one script's time on the server and its argument list. */
+export const RUN_LEASE_RENEWAL_BATCH = 500;
 
 // Returns the ack subjects of up to ARGV[1] expired leases, each removed by this one call.
 const CLAIM_EXPIRED = defineLuaScript(`${nowMs}
@@ -51,16 +64,22 @@ export async function holdRunLease(
   await HOLD.run(redis, [keys.leases, keys.acks], [runId, ackSubject, ttlMs]);
 }
 
-/** False when the lease is gone: a peer claimed it and the run is being taken over. */
-export async function renewRunLease(
+/**
+ * Renews the leases of all these runs, one script call per `RUN_LEASE_RENEWAL_BATCH` of them,
+ * and returns the run ids whose lease was gone: a peer claimed it and the run is being taken over.
+ */
+export async function renewRunLeases(
   redis: Redis,
   keys: LeaseKeys,
-  runId: string,
+  runIds: readonly string[],
   ttlMs: number,
-): Promise<boolean> {
-  return Number(await RENEW.run(redis, [keys.leases], [runId, ttlMs])) === 0
-    ? (await redis.zscore(keys.leases, runId)) !== null
-    : true;
+): Promise<string[]> {
+  const lost: string[] = [];
+  for (let start = 0; start < runIds.length; start += RUN_LEASE_RENEWAL_BATCH) {
+    const batch = runIds.slice(start, start + RUN_LEASE_RENEWAL_BATCH);
+    lost.push(...((await RENEW_ALL.run(redis, [keys.leases], [ttlMs, ...batch])) as string[]));
+  }
+  return lost;
 }
 
 export async function releaseRunLease(redis: Redis, keys: LeaseKeys, runId: string): Promise<void> {
