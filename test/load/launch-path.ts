@@ -11,9 +11,12 @@
  * launch (its `/connz`), the consumers left on EVENTS afterwards and the server's RSS growth,
  * the CPU the machine's PostgreSQL and Redis spent per launch, and the statements each service
  * sent per launch (its own pg metrics, `/metrics`; docs/decisions/0042)
- * (docs/decisions/0041-broker-work-per-launch.md).
+ * (docs/decisions/0041-broker-work-per-launch.md). Before the measured runs the stack idles for
+ * `--idle-ms`: what the services and servers burn doing nothing (timers, heartbeats, consumer
+ * pulls, collections) is printed as CPU per second, and the CPU per launch is printed once more
+ * with that idle rate over the launches' duration taken off.
  *
- *   node test/load/launch-path.ts [--runs 15] [--untraced] [--env KEY=VALUE ...]
+ *   node test/load/launch-path.ts [--runs 15] [--untraced] [--idle-ms 5000] [--env KEY=VALUE ...]
  */
 import { parseArgs } from 'node:util';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -24,7 +27,7 @@ import { startOtlpReceiver } from '../support/otlp-receiver.ts';
 import { scrape, sumOf } from '../support/prometheus.ts';
 import { type ConnectionCounters, startPrivateNats } from './support/private-nats.ts';
 import { cpuMeter, loadAverage, namedProcessesCpuMs, rssKb } from './support/proc.ts';
-import { distribution, rounded, table } from './support/stats.ts';
+import { distribution, rounded, sleep, table } from './support/stats.ts';
 
 // A nats-server of the benchmark's own, so its CPU and every connection's message counts are the
 // launches' alone (the machine's has no monitoring port).
@@ -37,6 +40,7 @@ const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '15' },
     untraced: { type: 'boolean', default: false },
+    'idle-ms': { type: 'string', default: '5000' },
     env: { type: 'string', multiple: true, default: [] },
   },
 });
@@ -68,6 +72,11 @@ let messagesPerLaunch: Record<string, { sent: number; received: number }> = {};
 let consumersLeft = 0;
 let brokerRssFromKb = 0;
 let brokerRssGrowthMb = 0;
+/** CPU ms per second of the idle stack (services, nats-server, PostgreSQL, Redis). */
+let idlePerSecond: Record<string, number> = {};
+/** Wall time of the measured launches. */
+let launchesMs = 0;
+const idleMs = Number(values['idle-ms']);
 const load = loadAverage();
 try {
   const reply = { text: plainReply(5), tokens_per_second: 100, ttft_ms: TTFT_MS };
@@ -84,6 +93,8 @@ try {
   let statementsFrom: Record<string, number> = {};
   for (let index = 0; index < runs + 3; index++) {
     if (index === 3) {
+      if (idleMs > 0) idlePerSecond = await idleCpuPerSecond(idleMs);
+      launchesMs = performance.now();
       meter = cpuMeter(bench.pids());
       brokerMeter = cpuMeter({ 'nats-server': nats.pid });
       countedFrom = await nats.connections();
@@ -106,6 +117,7 @@ try {
     layouts.push(layout(spans));
   }
   cpuPerLaunch = meter?.() ?? {};
+  launchesMs = performance.now() - launchesMs;
   brokerMsPerLaunch = rounded((brokerMeter?.()['nats-server'] ?? 0) / runs);
   const statementsTo = await statementCounts();
   statementsPerLaunch = {};
@@ -123,6 +135,30 @@ try {
   await bench.stop();
   await receiver?.close();
   await nats.stop();
+}
+
+/**
+ * What the stack burns doing nothing, per second of an idle window: each service (replicas
+ * summed), the benchmark's nats-server and the machine's PostgreSQL and Redis.
+ */
+async function idleCpuPerSecond(ms: number): Promise<Record<string, number>> {
+  // The warm-up runs' last writes (traces, archives) settle first.
+  await sleep(1000);
+  const services = cpuMeter(bench.pids());
+  const broker = cpuMeter({ 'nats-server': nats.pid });
+  const servers = { postgres: namedProcessesCpuMs('postgres'), redis: namedProcessesCpuMs('redis-server') };
+  const started = performance.now();
+  await sleep(ms);
+  const seconds = (performance.now() - started) / 1000;
+  const perSecond: Record<string, number> = {};
+  for (const [instance, used] of Object.entries(services())) {
+    const service = instance.replace(/-\d+$/, '');
+    perSecond[service] = (perSecond[service] ?? 0) + used / seconds;
+  }
+  perSecond['nats-server'] = (broker()['nats-server'] ?? 0) / seconds;
+  perSecond.postgres = (namedProcessesCpuMs('postgres') - servers.postgres) / seconds;
+  perSecond.redis = (namedProcessesCpuMs('redis-server') - servers.redis) / seconds;
+  return Object.fromEntries(Object.entries(perSecond).map(([name, value]) => [name, rounded(value)]));
 }
 
 /** Statements sent so far per service (`db.client.operation.duration` samples of its pg instrumentation). */
@@ -234,6 +270,28 @@ console.log(
       ', ',
     )}), nats-server ${brokerMsPerLaunch} ms, PostgreSQL ${serversMsPerLaunch.postgres} ms, Redis ${serversMsPerLaunch.redis} ms; load average ${load}`,
 );
+// The idle rate over the launches' duration, taken off: what the launches themselves cost.
+const idleDuringLaunch = (name: string) => ((idlePerSecond[name] ?? 0) * launchesMs) / 1000 / runs;
+const aboveIdle = {
+  services: rounded(
+    Object.entries(perService).reduce(
+      (sum, [service, ms]) => sum + Math.max(0, ms - idleDuringLaunch(service)),
+      0,
+    ),
+  ),
+  nats: rounded(Math.max(0, brokerMsPerLaunch - idleDuringLaunch('nats-server'))),
+  postgres: rounded(Math.max(0, serversMsPerLaunch.postgres - idleDuringLaunch('postgres'))),
+  redis: rounded(Math.max(0, serversMsPerLaunch.redis - idleDuringLaunch('redis'))),
+};
+if (idleMs > 0) {
+  console.log(
+    `idle stack, CPU ms per second: ${Object.entries(idlePerSecond)
+      .map(([name, ms]) => `${name} ${ms}`)
+      .join(
+        ', ',
+      )}; CPU per launch above idle (${rounded(launchesMs / runs)} ms a launch): services ${aboveIdle.services} ms, nats-server ${aboveIdle.nats}, PostgreSQL ${aboveIdle.postgres}, Redis ${aboveIdle.redis}`,
+  );
+}
 const messageRows = Object.entries(messagesPerLaunch).map(
   ([service, row]) => `${service} ${row.sent} / ${row.received}`,
 );
@@ -266,6 +324,9 @@ console.log(
     nats_server_cpu_ms_per_launch: brokerMsPerLaunch,
     postgres_cpu_ms_per_launch: serversMsPerLaunch.postgres,
     redis_cpu_ms_per_launch: serversMsPerLaunch.redis,
+    idle_cpu_ms_per_second: idlePerSecond,
+    cpu_ms_per_launch_above_idle: aboveIdle,
+    ms_per_launch: rounded(launchesMs / runs),
     nats_messages_per_launch: messagesPerLaunch,
     statements_per_launch: statementsPerLaunch,
     events_consumers_after: consumersLeft,
