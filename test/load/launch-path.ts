@@ -14,7 +14,8 @@
  * (docs/decisions/0041-broker-work-per-launch.md). Before the measured runs the stack idles for
  * `--idle-ms`: what the services and servers burn doing nothing (timers, heartbeats, consumer
  * pulls, collections) is printed as CPU per second, and the CPU per launch is printed once more
- * with that idle rate over the launches' duration taken off.
+ * with that idle rate over the launches' duration taken off. It also prints how long each run
+ * took from its last text frame to `done`, the end of a run as the author's client sees it.
  *
  *   node test/load/launch-path.ts [--runs 15] [--untraced] [--idle-ms 5000] [--env KEY=VALUE ...]
  */
@@ -61,6 +62,8 @@ const bench = await startBenchStack({
 });
 const layouts: Array<Map<string, { offset: number; duration: number }>> = [];
 const toModel: number[] = [];
+/** Per run: the last text frame's arrival to `done` (step result, settlement, the run's end: what the author waits for). */
+const lastTextToDone: number[] = [];
 let cpuPerLaunch: Record<string, number> = {};
 let brokerMsPerLaunch = 0;
 // The machine's PostgreSQL and Redis serve the launches too (and nothing else while the benchmark runs).
@@ -109,6 +112,8 @@ try {
     if (index < 3) continue;
     const delays = matchDelays(trace, await writerRequest(bench, trace.runId));
     if (delays) toModel.push(delays.toModel);
+    const lastText = trace.text.at(-1);
+    if (lastText && trace.doneAt !== undefined) lastTextToDone.push(trace.doneAt - lastText.receivedAt);
     if (!receiver) continue;
     const spans = await receiver.waitFor((all) => {
       const model = all.find((span) => isModelCall(span) && span.startMs > trace.postedAt);
@@ -262,7 +267,7 @@ for (const [instance, ms] of Object.entries(cpuPerLaunch)) {
 }
 const cpuMsPerLaunch = rounded(serviceCpuMs(cpuPerLaunch) / runs);
 console.log(
-  `launch path: ${runs} runs${traced ? ` (${layouts.length} traced)` : ', untraced'}, POST → model request p50 ${rounded(distribution(toModel).p50)} ms, p95 ${rounded(distribution(toModel).p95)} ms; CPU per launch ${cpuMsPerLaunch} ms (${Object.entries(
+  `launch path: ${runs} runs${traced ? ` (${layouts.length} traced)` : ', untraced'}, POST → model request p50 ${rounded(distribution(toModel).p50)} ms, p95 ${rounded(distribution(toModel).p95)} ms; last text → done p50 ${rounded(distribution(lastTextToDone).p50)} ms; CPU per launch ${cpuMsPerLaunch} ms (${Object.entries(
     perService,
   )
     .map(([service, ms]) => `${service} ${ms}`)
@@ -319,6 +324,8 @@ console.log(
     load_average: load,
     to_model_p50_ms: rounded(distribution(toModel).p50),
     to_model_p95_ms: rounded(distribution(toModel).p95),
+    last_text_to_done_p50_ms: rounded(distribution(lastTextToDone).p50),
+    last_text_to_done_p95_ms: rounded(distribution(lastTextToDone).p95),
     cpu_ms_per_launch: cpuMsPerLaunch,
     cpu_ms_per_launch_by_service: perService,
     nats_server_cpu_ms_per_launch: brokerMsPerLaunch,

@@ -10,7 +10,7 @@ export {
   renewRunLeases,
 } from './run-lease.ts';
 export { getStopFlag, openModelTurn, pushSteer, setStopFlag } from './run-signals.ts';
-export { acquireRunSlots } from './run-slots.ts';
+export { acquireRunSlots, releaseRunSlots } from './run-slots.ts';
 export { acquireSemaphore, countSemaphore, releaseSemaphore, renewSemaphore } from './semaphore.ts';
 export {
   acquireSessionLock,

@@ -34,3 +34,22 @@ export async function acquireRunSlots(
     [runId, limit, ttlMs],
   )) as RunSlots;
 }
+
+// KEYS[1] the user's semaphore, KEYS[2] the session lock. The lock goes only if this run still
+// holds it (a successor's is left alone, as session-lock.ts releases); the slot is the run's own.
+const releaseScript = defineLuaScript(`
+if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
+redis.call('ZREM', KEYS[1], ARGV[1])
+return 1`);
+
+/**
+ * Gives a run's session lock and its user-semaphore slot back in one round trip: at a run's end
+ * (before its `done`, so the author's next run finds both free) and after a refused launch.
+ */
+export async function releaseRunSlots(
+  redis: Redis,
+  keys: { sessionLock: string; userSemaphore: string },
+  runId: string,
+): Promise<void> {
+  await releaseScript.run(redis, [keys.userSemaphore, keys.sessionLock], [runId]);
+}

@@ -1,6 +1,12 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { testUrls } from '../../../test/support/urls.ts';
-import { acquireRunSlots, countSemaphore, createRedis, getSessionLockHolder } from '../src/index.ts';
+import {
+  acquireRunSlots,
+  countSemaphore,
+  createRedis,
+  getSessionLockHolder,
+  releaseRunSlots,
+} from '../src/index.ts';
 import { deleteKeys, testKeys } from './helpers.ts';
 
 const redis = createRedis(testUrls.redis);
@@ -32,5 +38,20 @@ describe('a launch’s session lock and semaphore slot', () => {
     );
     expect(await getSessionLockHolder(redis, keys.sessionLock('s3'))).toBeNull();
     expect(await countSemaphore(redis, keys.userSemaphore('u1'))).toBe(2);
+  });
+
+  it('gives both back in one call, and leaves a lock the run no longer holds to its holder', async () => {
+    expect(await acquireRunSlots(redis, slotsOf('s10', 'u10'), 'run-10', 3, 30_000)).toBe('ok');
+    expect(await acquireRunSlots(redis, slotsOf('s11', 'u10'), 'run-11', 3, 30_000)).toBe('ok');
+    await releaseRunSlots(redis, slotsOf('s10', 'u10'), 'run-10');
+    expect(await getSessionLockHolder(redis, keys.sessionLock('s10'))).toBeNull();
+    expect(await redis.zscore(keys.userSemaphore('u10'), 'run-10')).toBeNull();
+    expect(await countSemaphore(redis, keys.userSemaphore('u10'))).toBe(1);
+
+    // run-11's lock lapsed and the session's next run took it: run-11's end frees only its slot.
+    await redis.set(keys.sessionLock('s11'), 'run-12', 'PX', 30_000);
+    await releaseRunSlots(redis, slotsOf('s11', 'u10'), 'run-11');
+    expect(await getSessionLockHolder(redis, keys.sessionLock('s11'))).toBe('run-12');
+    expect(await countSemaphore(redis, keys.userSemaphore('u10'))).toBe(0);
   });
 });

@@ -20,13 +20,7 @@ import {
 } from '@quill/contracts';
 import { type User, withTransaction } from '@quill/db';
 import { openLaunchSession, recordRunLaunch } from '@quill/db/gateway';
-import {
-  acquireRunSlots,
-  type RedisClient,
-  type RedisKeys,
-  releaseSemaphore,
-  releaseSessionLock,
-} from '@quill/redis';
+import { acquireRunSlots, type RedisClient, type RedisKeys, releaseRunSlots } from '@quill/redis';
 import { quillMetrics } from '@quill/telemetry';
 import type { FastifyBaseLogger as Logger } from 'fastify';
 import type { Pool } from 'pg';
@@ -185,10 +179,7 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
       reserved = reserved || (answer.ok && answer.value.ok);
       opened = opened || (admitted.ok && admitted.value.ok);
       await undo(runId, user.id, { reserved, opened }, logger);
-      await Promise.all([
-        releaseSessionLock(redis, lockKey, runId),
-        releaseSemaphore(redis, semaphoreKey, runId),
-      ]);
+      await releaseRunSlots(redis, { sessionLock: lockKey, userSemaphore: semaphoreKey }, runId);
       if (error instanceof QuillError) throw error;
       if (error instanceof BusRequestError) throw new QuillError('service_unavailable', { cause: error });
       throw new QuillError('internal_error', { cause: error });

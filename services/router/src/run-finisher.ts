@@ -15,7 +15,7 @@ import {
 } from '@quill/contracts';
 import { sessionAwaitsAcceptance } from '@quill/db';
 import { appendMessage } from '@quill/db/router';
-import { type RedisClient, type RedisKeys, releaseSemaphore, releaseSessionLock } from '@quill/redis';
+import { type RedisClient, type RedisKeys, releaseRunSlots } from '@quill/redis';
 import { quillMetrics, SpanStatusCode, trace } from '@quill/telemetry';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
@@ -145,8 +145,14 @@ export async function finishRunWith(
         breadcrumbs,
       });
   }
-  await releaseSessionLock(dependencies.redis, dependencies.keys.sessionLock(start.session_id), runId);
-  await releaseSemaphore(dependencies.redis, dependencies.keys.userSemaphore(start.user_id), runId);
+  await releaseRunSlots(
+    dependencies.redis,
+    {
+      sessionLock: dependencies.keys.sessionLock(start.session_id),
+      userSemaphore: dependencies.keys.userSemaphore(start.user_id),
+    },
+    runId,
+  );
   // `done` goes last: a client that sees it may start its next run at once, so the session lock
   // and the run slot must already be free. A router dying before this line is replaced by one
   // that finds the run ended and sends `done` (publishDone).

@@ -13,6 +13,8 @@ export interface RunTrace {
   frames: number;
   terminals: number;
   endedWithDone: boolean;
+  /** When `done` arrived: the run's end as the author's client sees it. */
+  doneAt?: number;
   terminal: string;
   /** Set when the run did not end with exactly one terminal frame then `done`. */
   failure?: string;
@@ -82,6 +84,7 @@ export async function streamRun(
         }
         if (value.type === 'done') {
           trace.endedWithDone = true;
+          trace.doneAt = event.receivedAt;
           return true;
         }
         return false;

@@ -1,6 +1,6 @@
 import type { Phase } from '@quill/contracts';
 import { type FinishRunInput, getActiveRunForSession, type PhaseWrite, type Queryable } from '@quill/db';
-import { answerSessionIfSettled, finishRun, setSessionPhase, takeRun } from '@quill/db/router';
+import { answerSessionIfSettled, endRunAndSession, setSessionPhase, takeRun } from '@quill/db/router';
 import type { Logger } from 'pino';
 
 /** What a take answers (the entry exports only the functions that write). */
@@ -68,13 +68,13 @@ export function createPhaseWriter(db: Queryable, logger: Logger): PhaseWriter {
       return taken;
     },
     async endRun(run, input, options = {}) {
-      const write = report('run', run.runId, await finishRun(db, run.runId, input), `run → ${input.phase}`);
-      // A run that never left `idle` never took its session (it moves at pickup).
-      if (write.kind !== 'applied' || write.from === 'idle') return write;
-      const other = await getActiveRunForSession(db, run.sessionId);
-      if (other && other.runId !== run.runId) return write;
-      await setSession(run.sessionId, input.phase, options);
-      return write;
+      // Run and session in one statement: it is on the way to the run's `done`. A run that never
+      // left `idle` never took its session (it moves at pickup), and a session another run of
+      // which is active is that run's.
+      const ended = await endRunAndSession(db, run, input, options);
+      report('run', run.runId, ended.run, `run → ${input.phase}`);
+      if (ended.session) report('session', run.sessionId, ended.session, `session → ${input.phase}`);
+      return ended.run;
     },
     sessionAwaitsAuthor: (sessionId, options = {}) => setSession(sessionId, 'waiting_user', options),
     sessionAnswered: (sessionId) => setSession(sessionId, 'done', { clarificationPending: false }),
