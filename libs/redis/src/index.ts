@@ -5,7 +5,6 @@ export { defineLuaScript } from './lua-script.ts';
 export {
   claimExpiredRunLeases,
   holdRunLease,
-  RUN_LEASE_RENEWAL_BATCH,
   releaseRunLease,
   renewRunLeases,
 } from './run-lease.ts';

@@ -4,10 +4,10 @@ import {
   claimExpiredRunLeases,
   createRedis,
   holdRunLease,
-  RUN_LEASE_RENEWAL_BATCH,
   releaseRunLease,
   renewRunLeases,
 } from '../src/index.ts';
+import { RUN_LEASE_RENEWAL_BATCH } from '../src/run-lease.ts';
 import { testKeys } from './helpers.ts';
 
 const redis = createRedis(testUrls.redis);
