@@ -88,13 +88,15 @@ function fencedTransaction<T>(
   fn: (client: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
   return withTransaction(pool, async (client) => {
-    // The same statement attributes this transaction's file and notes changes to the run (the
-    // project_changes trigger reads quill.run_id), so undo knows what the run did (docs/kernel.md
-    // "Snapshots and undo"). Set only when the row is there; a refused fence rolls it back.
+    // One call (migration 0062): it takes the run row FOR SHARE, and only then reads the phase
+    // and the epoch, in a statement of their own, so a check that waited for a takeover's bump
+    // sees the epoch the bump committed (read in the locking statement, it came from a snapshot
+    // taken before the wait, and the late writer passed). The same call attributes this
+    // transaction's file and notes changes to the run (the project_changes trigger reads
+    // quill.run_id), so undo knows what the run did (docs/kernel.md "Snapshots and undo"). Set only
+    // when the row is there; a refused fence rolls it back.
     const { rows } = await client.query<{ phase: Phase; epoch: number }>(
-      `SELECT phase, COALESCE((SELECT f.epoch FROM run_fences f WHERE f.run_id = runs.run_id), 0) AS epoch,
-              set_config('quill.run_id', $2, true) AS attributed
-       FROM runs WHERE run_id = $1 FOR SHARE`,
+      'SELECT run_phase AS phase, run_epoch AS epoch FROM quill_run_fence($1, $2)',
       [fence.runId, fence.runId],
     );
     const run = rows[0];
