@@ -1,6 +1,6 @@
 import type { BodyPartialReason, FileWrite, StepResult, TaskEnvelope } from '@quill/contracts';
 import { type RunFence, withRunFence } from '@quill/db';
-import { saveAiBody } from '@quill/db/workers';
+import { saveAiBody, saveFencedStepJournal } from '@quill/db/workers';
 import type { PendingFile, ToolRunState } from '@quill/tools';
 import type { Pool } from 'pg';
 import type { ChatHoldEmitter } from './chat-hold.ts';
@@ -108,13 +108,15 @@ export function createStepStore(parts: {
     snapshot,
     async checkpoint(state) {
       validThroughId = await emitter.settle();
-      await withRunFence(pool, fence, (client) =>
-        writeStepJournal(client, runId, task.step, snapshot(state)),
-      );
+      // One statement: the fence and the journal together (fencedStatement).
+      await saveFencedStepJournal(pool, fence, task.step, snapshot(state));
     },
     async journalResult(state, result) {
-      await withRunFence(pool, { ...fence, retryMs: 0 }, (client) =>
-        writeStepJournal(client, runId, task.step, snapshot(state, { loop_done: true, result })),
+      await saveFencedStepJournal(
+        pool,
+        { ...fence, retryMs: 0 },
+        task.step,
+        snapshot(state, { loop_done: true, result }),
       );
     },
     async saveFileBody(file, body, partialReason, replyText = '') {

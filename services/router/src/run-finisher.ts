@@ -127,12 +127,14 @@ export async function finishRunWith(
   );
   // AI output of this session left for the author to accept: the session waits for them, the run is over
   // (docs/architecture.md "Phases", docs/kernel.md "Artifacts and acceptance").
-  if (ended.kind === 'applied' && !waiting && outcome.terminal !== 'error') {
+  const awaitAcceptance = async () => {
+    if (ended.kind !== 'applied' || waiting || outcome.terminal === 'error') return;
     if (await sessionAwaitsAcceptance(pool, start.session_id)) {
       await dependencies.phases.sessionAwaitsAcceptance({ runId, sessionId: start.session_id });
     }
-  }
-  if (ended.kind === 'applied') {
+  };
+  const recordReply = async () => {
+    if (ended.kind !== 'applied') return;
     const reply = extras.reply ?? assistantReply(state);
     // What the run did to files, for the next turn's history and working set.
     const breadcrumbs = breadcrumbsFor(results);
@@ -144,7 +146,10 @@ export async function finishRunWith(
         content: reply,
         breadcrumbs,
       });
-  }
+  };
+  // Independent writes, both before the lock goes: the author's next run must find the session's
+  // phase and this reply in its history.
+  await Promise.all([awaitAcceptance(), recordReply()]);
   await releaseRunSlots(
     dependencies.redis,
     {

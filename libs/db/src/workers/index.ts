@@ -12,4 +12,4 @@ export { saveAiBody } from './ai-writes.ts';
 export { deleteEmptyFiles } from './blank-files.ts';
 export { writeHistoryArchive } from './history-archive.ts';
 export { bumpRunEpoch } from './run-fence.ts';
-export { saveStepJournal } from './step-journals.ts';
+export { saveFencedStepJournal, saveStepJournal } from './step-journals.ts';

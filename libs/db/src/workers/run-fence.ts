@@ -107,3 +107,35 @@ function fencedTransaction<T>(
     return fn(client);
   });
 }
+
+/**
+ * A fenced write that is one statement: the fence check (the same `quill_run_fence` call, which
+ * takes the run row FOR SHARE until the statement commits) and the write in one round trip,
+ * instead of BEGIN, the check, the write and COMMIT. `write` is a data-modifying CTE over the
+ * `fence` CTE (`INSERT … SELECT … FROM fence WHERE fenced`), so it writes nothing unless the run
+ * is `running` at the writer's epoch; `$1` is the run id and `$2` the epoch, its own parameters
+ * follow. Refused like withRunFence (RunFencedError), and retried on transient faults alike.
+ */
+export async function fencedStatement(
+  pool: pg.Pool,
+  fence: RunFence,
+  write: { cte: string; params: readonly unknown[] },
+): Promise<void> {
+  if (!isUuid(fence.runId)) throw new RunFencedError(fence.runId, fence.epoch, null, null);
+  const once = async () => {
+    const { rows } = await pool.query<{ phase: Phase; epoch: number; written: boolean }>(
+      `WITH fence AS (
+         SELECT run_phase, run_epoch, run_phase = 'running' AND run_epoch = $2 AS fenced
+         FROM quill_run_fence($1::uuid, $1::uuid::text)
+       ), written AS (${write.cte})
+       SELECT run_phase AS phase, run_epoch AS epoch, EXISTS (SELECT 1 FROM written) AS written FROM fence`,
+      [fence.runId, fence.epoch, ...write.params],
+    );
+    const run = rows[0];
+    if (run === undefined) throw new RunFencedError(fence.runId, fence.epoch, null, null);
+    if (!run.written) throw new RunFencedError(fence.runId, fence.epoch, run.phase, run.epoch);
+  };
+  const maxMs = fence.retryMs ?? DEFAULT_WRITE_RETRY_MS;
+  if (maxMs <= 0) return once();
+  return retryTransient(once, { maxMs, ...(fence.onRetry ? { onRetry: fence.onRetry } : {}) });
+}
