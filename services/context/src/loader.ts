@@ -7,6 +7,7 @@ import {
   getProjectTaskBoard,
   getRunSkill,
   getRunTurnContext,
+  type HistoryMessage,
   historyArchiveTitleOf,
   listFileSummaries,
   listHistoryMessages,
@@ -78,7 +79,7 @@ export async function loadCompileInputs(
       ...workingSetIds,
       ...assemblies.flatMap((assembly) => sceneIds(assembly.request)),
     ]),
-    listHistoryMessages(pool, request.session_id, { afterSeq: compaction?.throughSeq ?? 0 }),
+    historyAfterCompaction(pool, request, compaction?.throughSeq ?? 0, recent),
     building ? getProjectTaskBoard(pool, request.project_id) : Promise.resolve([]),
     building ? readSkills(pool, request, catalog) : Promise.resolve(new Map<string, RunSkill>()),
     archiveId && !archiveListed ? archiveTitleOf(pool, request, archiveId) : archiveListed,
@@ -112,6 +113,20 @@ export async function loadCompileInputs(
     sharedHits: hitsOf('shared'),
     roleHits: hitsOf('own'),
   };
+}
+
+/**
+ * The session's messages after its last compaction. A session whose whole history came back in
+ * the recent read (fewer messages than asked for) is read once: the same rows, in the same order.
+ */
+async function historyAfterCompaction(
+  pool: Pool,
+  request: ContextCompileRequest,
+  throughSeq: number,
+  recent: HistoryMessage[],
+): Promise<HistoryMessage[]> {
+  if (recent.length < RECENT_MESSAGES) return recent.filter((message) => message.seq > throughSeq);
+  return listHistoryMessages(pool, request.session_id, { afterSeq: throughSeq });
 }
 
 async function readSkills(

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { getFile, getLatestCompaction, listFileVersions } from '@quill/db';
+import { saveCompaction } from '@quill/db/context';
 import { appendMessage, createProject, softDeleteFile } from '@quill/db/gateway';
 import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
 import { writeHistoryArchive } from '@quill/db/workers';
@@ -197,5 +198,32 @@ describe('history compaction', () => {
     expect(await getLatestCompaction(database.pool, turn.sessionId)).toBeNull();
     expect(JSON.stringify(reply.messages)).not.toContain('[此前对话摘要]');
     expect((await traceOf(database, request.run_id)).history.dropped_messages).toBeGreaterThan(0);
+  });
+
+  it('shows a short session only what follows its compaction, read once with the recent turns', async () => {
+    const turn = await longSession(3);
+    const { rows } = await database.pool.query<{ seq: number }>(
+      'SELECT seq FROM messages WHERE session_id = $1 ORDER BY seq',
+      [turn.sessionId],
+    );
+    // The first two exchanges were summarised; the third and the new ask follow the boundary.
+    await saveCompaction(database.pool, {
+      sessionId: turn.sessionId,
+      throughSeq: Number(rows[3]!.seq),
+      summary: '前两轮：雨夜的气氛改冷了。',
+      archiveFileId: null,
+      archiveSection: null,
+      compactedMessages: 4,
+    });
+    const request = await startTurn(database, turn, '第四轮要求：收尾');
+    const reply = await compilerFor(database, {}, fakeLlmClient(fakeLlm.url))(request);
+    if (!reply.ok) throw new Error(reply.code);
+    const text = JSON.stringify(reply.messages);
+    expect(text).toContain('前两轮：雨夜的气氛改冷了。');
+    expect(text).not.toContain('第1轮要求');
+    expect(text).not.toContain('第2轮回复');
+    expect(text).toContain('第3轮要求');
+    expect(text).toContain('第3轮回复');
+    expect(text).toContain('第四轮要求：收尾');
   });
 });
