@@ -1,14 +1,16 @@
 import { checkTransition, type Phase, type PhaseSubject, phasesLeadingTo } from '@quill/contracts';
 import { isUuid } from '../ids.ts';
 import type { Queryable } from '../pool.ts';
-import type { PhaseWrite } from './phase-writes.ts';
-import { setSessionPhase } from './phase-writes.ts';
+import { type PhaseWrite, setSessionPhase } from './phase-writes.ts';
 import { ACTIVE_RUN_PHASES, type FinishRunInput, finishRun, getActiveRunForSession } from './runs.ts';
 
 /** What ending a run wrote: the run's move, and its session's when the session was to follow. */
 export interface RunEnd {
   run: PhaseWrite;
-  /** Undefined when the session was left alone (the run did not move, never left `idle`, or another run of the session is active). */
+  /**
+   * Undefined when the session was left alone: the run did not move, never left `idle`, or
+   * another run of the session is active.
+   */
   session: PhaseWrite | undefined;
 }
 
