@@ -1,14 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testUrls } from '../../../test/support/urls.ts';
-import { createFile, createProject, createSession, createUser } from '../src/gateway/index.ts';
-import {
-  getActiveRunForSession,
-  getFile,
-  getRun,
-  getRunForUser,
-  RunFencedError,
-  withRunFence,
-} from '../src/index.ts';
+import { createProject, createSession, createUser } from '../src/gateway/index.ts';
+import { getActiveRunForSession, getRun, getRunForUser } from '../src/index.ts';
 import {
   createRun,
   finishRun,
@@ -17,7 +10,7 @@ import {
   takeRun as takeRunAndSession,
 } from '../src/router/index.ts';
 import { createTestDatabase, type TestDatabase } from '../src/testing.ts';
-import { bumpRunEpoch, saveFileContent } from '../src/workers/index.ts';
+import { bumpRunEpoch } from '../src/workers/index.ts';
 
 let database: TestDatabase;
 let userId: string;
@@ -160,63 +153,7 @@ describe('runs', () => {
   });
 });
 
-describe('withRunFence', () => {
-  it('commits the write while the run is running at the writer epoch', async () => {
-    const run = await startRun();
-    const file = await createFile(database.pool, { projectId, title: '第一章', fileType: 'draft' });
-    const version = await withRunFence(database.pool, { runId: run.runId, epoch: 0 }, (client) =>
-      saveFileContent(client, { fileId: file.id, content: '正文', source: 'ai', runId: run.runId }),
-    );
-    expect(version).toBe(1);
-    expect(await getFile(database.pool, projectId, file.id)).toMatchObject({ content: '正文', version: 1 });
-  });
-
-  it('refuses a writer whose epoch was taken over, without running its write', async () => {
-    const run = await startRun();
-    const file = await createFile(database.pool, { projectId, title: '第二章', fileType: 'draft' });
-    await bumpRunEpoch(database.pool, run.runId);
-    let ran = false;
-    const attempt = withRunFence(database.pool, { runId: run.runId, epoch: 0 }, async (client) => {
-      ran = true;
-      return saveFileContent(client, { fileId: file.id, content: '迟到的写入', source: 'ai' });
-    });
-    await expect(attempt).rejects.toMatchObject({
-      name: 'RunFencedError',
-      runId: run.runId,
-      expectedEpoch: 0,
-      actualPhase: 'running',
-      actualEpoch: 1,
-    });
-    expect(ran).toBe(false);
-    expect(await getFile(database.pool, projectId, file.id)).toMatchObject({ content: '', version: 0 });
-  });
-
-  it('refuses writes to a finished or unknown run', async () => {
-    const run = await startRun();
-    await finishRun(database.pool, run.runId, { phase: 'done' });
-    await expect(
-      withRunFence(database.pool, { runId: run.runId, epoch: 0 }, async () => 1),
-    ).rejects.toMatchObject({
-      actualPhase: 'done',
-      actualEpoch: 0,
-    });
-    const unknown = withRunFence(database.pool, { runId: crypto.randomUUID(), epoch: 0 }, async () => 1);
-    await expect(unknown).rejects.toBeInstanceOf(RunFencedError);
-    await expect(unknown).rejects.toMatchObject({ actualPhase: null });
-  });
-
-  it('rolls the write back when the work inside the fence fails', async () => {
-    const run = await startRun();
-    const file = await createFile(database.pool, { projectId, title: '第三章', fileType: 'draft' });
-    await expect(
-      withRunFence(database.pool, { runId: run.runId, epoch: 0 }, async (client) => {
-        await saveFileContent(client, { fileId: file.id, content: '半截', source: 'ai' });
-        throw new Error('stream broke');
-      }),
-    ).rejects.toThrow('stream broke');
-    expect(await getFile(database.pool, projectId, file.id)).toMatchObject({ content: '', version: 0 });
-  });
-
+describe('takeRun', () => {
   it('takes run and session in one statement, with the verdicts of the transition table', async () => {
     const session = (await createSession(database.pool, { projectId, userId, title: 'take' })).sessionId;
     const open = () =>

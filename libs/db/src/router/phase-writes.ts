@@ -80,28 +80,34 @@ async function currentPhase(db: Queryable, target: Target): Promise<Phase | null
   return rows[0]!.phase ?? 'idle';
 }
 
-async function writeRun(db: Queryable, target: Target, from: Phase): Promise<boolean> {
-  const set = target.set ?? {};
-  const { rowCount } = await db.query(
-    `UPDATE runs SET phase = $2,
+/**
+ * The SET list of a run's phase write: `$2` is the phase, `$4`–`$8` the columns set alongside
+ * (`runPhaseColumnParams`; null keeps the stored value); done/error stamp ended_at.
+ */
+export const RUN_PHASE_SET_SQL = `phase = $2,
        stop_reason = COALESCE($4, stop_reason),
        error_code = COALESCE($5, error_code),
        billing_decision = COALESCE($6, billing_decision),
        model_calls = COALESCE($7, model_calls),
        tool_calls = COALESCE($8, tool_calls),
        updated_at = now(),
-       ended_at = CASE WHEN $2 IN ('done', 'error') THEN now() ELSE ended_at END
-     WHERE run_id = $1 AND phase = $3`,
-    [
-      target.id,
-      target.to,
-      from,
-      set.stop_reason ?? null,
-      set.error_code ?? null,
-      set.billing_decision ?? null,
-      set.model_calls ?? null,
-      set.tool_calls ?? null,
-    ],
+       ended_at = CASE WHEN $2 IN ('done', 'error') THEN now() ELSE ended_at END`;
+
+/** `$4`–`$8` of RUN_PHASE_SET_SQL. */
+export function runPhaseColumnParams(set: RunPhaseColumns = {}): Array<string | number | null> {
+  return [
+    set.stop_reason ?? null,
+    set.error_code ?? null,
+    set.billing_decision ?? null,
+    set.model_calls ?? null,
+    set.tool_calls ?? null,
+  ];
+}
+
+async function writeRun(db: Queryable, target: Target, from: Phase): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE runs SET ${RUN_PHASE_SET_SQL} WHERE run_id = $1 AND phase = $3`,
+    [target.id, target.to, from, ...runPhaseColumnParams(target.set)],
   );
   return rowCount === 1;
 }

@@ -1,8 +1,14 @@
 import { checkTransition, type Phase, type PhaseSubject, phasesLeadingTo } from '@quill/contracts';
 import { isUuid } from '../ids.ts';
 import type { Queryable } from '../pool.ts';
-import { type PhaseWrite, setSessionPhase } from './phase-writes.ts';
-import { ACTIVE_RUN_PHASES, type FinishRunInput, finishRun, getActiveRunForSession } from './runs.ts';
+import { type PhaseWrite, RUN_PHASE_SET_SQL, runPhaseColumnParams, setSessionPhase } from './phase-writes.ts';
+import {
+  ACTIVE_RUN_PHASES,
+  endColumns,
+  type FinishRunInput,
+  finishRun,
+  getActiveRunForSession,
+} from './runs.ts';
 
 /** What ending a run wrote: the run's move, and its session's when the session was to follow. */
 export interface RunEnd {
@@ -43,14 +49,7 @@ export async function endRunAndSession(
     `WITH found AS (
        SELECT phase, created_at FROM runs WHERE run_id = $1
      ), run AS (
-       UPDATE runs SET phase = $2,
-         stop_reason = COALESCE($4, stop_reason),
-         error_code = COALESCE($5, error_code),
-         billing_decision = COALESCE($6, billing_decision),
-         model_calls = COALESCE($7, model_calls),
-         tool_calls = COALESCE($8, tool_calls),
-         updated_at = now(),
-         ended_at = CASE WHEN $2 IN ('done', 'error') THEN now() ELSE ended_at END
+       UPDATE runs SET ${RUN_PHASE_SET_SQL}
        WHERE run_id = $1 AND phase = ANY($3::text[])
        RETURNING run_id
      ), other AS (
@@ -79,11 +78,7 @@ export async function endRunAndSession(
       run.runId,
       to,
       phasesLeadingTo('run', to),
-      input.stopReason ?? null,
-      input.errorCode ?? null,
-      input.billingDecision ?? null,
-      input.modelCalls ?? null,
-      input.toolCalls ?? null,
+      ...runPhaseColumnParams(endColumns(input)),
       run.sessionId,
       ACTIVE_RUN_PHASES,
       ACTIVE_RUN_PHASES.includes(to),

@@ -1,7 +1,7 @@
 import { type BillingDecision, type GenerationMode, type Phase, phasesLeadingTo } from '@quill/contracts';
 import { isUuid } from '../ids.ts';
 import type { Queryable } from '../pool.ts';
-import { movePhase, type PhaseWrite, verdictOf } from './phase-writes.ts';
+import { movePhase, type PhaseWrite, type RunPhaseColumns, verdictOf } from './phase-writes.ts';
 
 /**
  * The `runs` table belongs to the router (docs/architecture.md "What each service owns"): every
@@ -227,14 +227,19 @@ export function finishRun(db: Queryable, runId: string, input: FinishRunInput): 
     subject: 'run',
     id: runId,
     to: input.phase,
-    set: {
-      stop_reason: input.stopReason ?? null,
-      error_code: input.errorCode ?? null,
-      billing_decision: input.billingDecision ?? null,
-      model_calls: input.modelCalls ?? null,
-      tool_calls: input.toolCalls ?? null,
-    },
+    set: endColumns(input),
   });
+}
+
+/** The columns a run's end sets alongside its phase. */
+export function endColumns(input: FinishRunInput): RunPhaseColumns {
+  return {
+    stop_reason: input.stopReason ?? null,
+    error_code: input.errorCode ?? null,
+    billing_decision: input.billingDecision ?? null,
+    model_calls: input.modelCalls ?? null,
+    tool_calls: input.toolCalls ?? null,
+  };
 }
 
 /**
