@@ -71,6 +71,16 @@ describe('run traces', () => {
     expect(model.attributes['gen_ai.usage.input_tokens']).toBeGreaterThan(0);
     expect(model.attributes['gen_ai.usage.output_tokens']).toBeGreaterThan(0);
     expect(Array.isArray(model.attributes['gen_ai.response.finish_reasons'])).toBe(true);
+    // The model call's HTTP request (undici's request API, not fetch) is its child span.
+    const request = await otlp.waitFor((received) =>
+      received.some((span) => span.parentSpanId === model.spanId && span.name === 'POST'),
+    );
+    expect(request.find((span) => span.parentSpanId === model.spanId && span.name === 'POST')).toMatchObject({
+      kind: 'client',
+      traceId,
+      serviceName: 'writer',
+      scope: '@opentelemetry/instrumentation-undici',
+    });
     const tool = spans.find(
       (span) => span.name.startsWith('execute_tool ') && span.attributes['quill.run_id'] === runId,
     )!;

@@ -3,6 +3,7 @@ import OpenAI from 'openai';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { toLlmCallError } from './call-errors.ts';
 import { LlmCallError } from './errors.ts';
+import { createModelTransport, type ModelTransport } from './model-transport.ts';
 import { type LlmProvider, modelFor } from './provider.ts';
 import { requestFields } from './request-fields.ts';
 import { createChunkReader, isTransportAbort } from './sse-chunks.ts';
@@ -52,21 +53,25 @@ export function resolveTimeouts(options: Pick<LlmClientOptions, 'timeouts' | 'ti
 
 export function createLlmClient(options: LlmClientOptions): LlmClient {
   const timeouts = resolveTimeouts(options);
+  const transport = createModelTransport();
   const openai = new OpenAI({
     baseURL: options.provider.baseUrl,
     apiKey: options.provider.apiKey,
     maxRetries: options.maxRetries ?? 0,
     // The SDK's own timeout only covers the wait for headers; ours below cover the stream.
     timeout: timeouts.connectMs,
+    // Sent with undici's request API, the streamed body read as a Node stream (model-transport.ts).
+    fetch: transport.fetch,
   });
   return {
     provider: { name: options.provider.name, model: options.provider.model },
-    streamChat: (request) => streamChat(openai, options, timeouts, request),
+    streamChat: (request) => streamChat(openai, transport, options, timeouts, request),
   };
 }
 
 async function* streamChat(
   openai: OpenAI,
+  transport: ModelTransport,
   options: LlmClientOptions,
   timeouts: LlmTimeouts,
   request: ChatRequest,
@@ -149,12 +154,13 @@ async function* streamChat(
           { signal, headers: extra.headers },
         )
         .asResponse();
-      if (!response.body) throw new Error('Attempted to iterate over a response with no body');
+      const stream = transport.streamBodyOf(response);
+      if (!stream) throw new Error('Attempted to iterate over a response with no body');
       streaming = true;
       // Empty keep-alive and role chunks do not count: the first-token deadline runs from the request.
       arm(timeouts.firstTokenMs - (performance.now() - startedAt), 'first token');
       const reader = createChunkReader(response.headers);
-      const body = response.body[Symbol.asyncIterator]();
+      const body = stream[Symbol.asyncIterator]();
       bodyOpen = true;
       for (;;) {
         let read: IteratorResult<Uint8Array>;

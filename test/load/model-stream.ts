@@ -1,0 +1,104 @@
+/**
+ * What reading a streamed model reply costs a worker, alone: `--runs` concurrent calls of Quill's
+ * model client (`createLlmClient().streamChat`, the writer's path: the SDK builds and sends the
+ * request, the body is read as it arrives, SSE-decoded and assembled into events) against the fake
+ * LLM in its own process, paced at `--rate` tokens a second each. Prints this process's CPU per
+ * streamed token, per round, after a warm-up round (docs/decisions/0046-model-stream-transport.md).
+ *
+ *   node test/load/model-stream.ts [--runs 200] [--tokens 400] [--rate 50] [--rounds 3]
+ */
+import { randomUUID } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { createLlmClient } from '@quill/llm';
+import { startFakeLlmProcess } from '../support/fake-llm-process.ts';
+import { loadAverage } from './support/proc.ts';
+import { plainReply } from './support/runs.ts';
+import { rounded } from './support/stats.ts';
+
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '200' },
+    tokens: { type: 'string', default: '400' },
+    rate: { type: 'string', default: '50' },
+    rounds: { type: 'string', default: '3' },
+  },
+});
+const runs = Number(values.runs);
+const tokens = Number(values.tokens);
+const rate = Number(values.rate);
+const rounds = Number(values.rounds);
+
+const fake = await startFakeLlmProcess();
+const client = createLlmClient({
+  provider: {
+    name: 'primary',
+    baseUrl: fake.url,
+    apiKey: 'bench',
+    model: 'quill-fake-1',
+    maxInputTokens: 128_000,
+  },
+});
+const reply = { text: plainReply(tokens), tokens_per_second: rate, ttft_ms: 0 };
+
+/** One call to its end; returns the text and thinking deltas it streamed. */
+async function streamOne(): Promise<number> {
+  let deltas = 0;
+  const stream = client.streamChat({
+    runId: randomUUID(),
+    role: 'writer',
+    messages: [{ role: 'user', content: '写第一章' }],
+  });
+  for (;;) {
+    const next = await stream.next();
+    if (next.done) break;
+    if (next.value.type === 'text' || next.value.type === 'thinking') deltas++;
+  }
+  return deltas;
+}
+
+async function round(count: number): Promise<{ tokens: number; cpuUs: number; seconds: number }> {
+  await fake.addScript({ match: { role: 'writer' }, responses: Array.from({ length: count }, () => reply) });
+  const startedCpu = process.cpuUsage();
+  const startedAt = performance.now();
+  const counts = await Promise.all(Array.from({ length: count }, streamOne));
+  const cpu = process.cpuUsage(startedCpu);
+  return {
+    tokens: counts.reduce((sum, value) => sum + value, 0),
+    cpuUs: cpu.user + cpu.system,
+    seconds: (performance.now() - startedAt) / 1000,
+  };
+}
+
+const results: Array<{ round: number; tokens: number; cpu_us_per_token: number; seconds: number }> = [];
+try {
+  await round(Math.min(20, runs));
+  for (let index = 1; index <= rounds; index++) {
+    const measured = await round(runs);
+    results.push({
+      round: index,
+      tokens: measured.tokens,
+      cpu_us_per_token: measured.cpuUs / measured.tokens,
+      seconds: measured.seconds,
+    });
+    console.log(
+      `round ${index}: ${measured.tokens} tokens over ${runs} calls in ${rounded(measured.seconds)} s, ${rounded(measured.cpuUs / measured.tokens)} µs of client CPU per token`,
+    );
+  }
+} finally {
+  await fake.close();
+}
+const best = Math.min(...results.map((row) => row.cpu_us_per_token));
+console.log(
+  `model-stream: ${runs} calls at ${rate} tokens/s, best ${rounded(best)} µs per token (load ${loadAverage()})`,
+);
+console.log(
+  JSON.stringify({
+    bench: 'model-stream',
+    runs,
+    tokens,
+    rate,
+    load_average: loadAverage(),
+    best_cpu_us_per_token: rounded(best),
+    rounds: results.map((row) => ({ ...row, cpu_us_per_token: rounded(row.cpu_us_per_token) })),
+  }),
+);
