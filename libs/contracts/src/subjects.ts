@@ -102,8 +102,9 @@ export const msgIds = {
   task: (runId: string, step: number) => `${runId}:step:${step}:task`,
   dispatched: (runId: string, step: number) => `${runId}:step:${step}:dispatched`,
   stepResult: (runId: string, step: number) => `${runId}:step:${step}:result`,
+  /** A streamed frame's id: its step's prefix (made once a step) and its index in the step. */
   frame: (runId: string, step: number, attempt: number, index: number) =>
-    `${runId}:step:${step}:a${attempt}:f${index}`,
+    `${framePrefix(runId, step, attempt)}${index}`,
   usage: (runId: string, callIndex: number, attempt: number) => `${runId}:usage:${callIndex}:${attempt}`,
   // Frames the router publishes between steps: a takeover republishes them with
   // the same ids, so the author sees each once.
@@ -114,3 +115,36 @@ export const msgIds = {
   readOnlyBlocked: (runId: string) => `${runId}:read_only_handoff_blocked`,
   blankFiles: (runId: string) => `${runId}:blank_files`,
 };
+
+/**
+ * The step part of a streamed frame's id. JetStream keeps every id of EVENTS for its duplicate
+ * window (20 min), one entry per streamed frame, so these ids are short: a UUID run id as its 16
+ * bytes in base64url (22 characters), then `.step.attempt.`. Other ids contain a `:`, these never
+ * (base64url has none), so no frame id equals another kind's. A run id that is not a UUID keeps
+ * its text. docs/operations.md "External services in production" has what the window holds.
+ */
+export function framePrefix(runId: string, step: number, attempt: number): string {
+  return `${compactUuid(runId)}.${step}.${attempt}.`;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+function compactUuid(id: string): string {
+  if (!UUID.test(id)) return `${id}:`;
+  const hex = id.replaceAll('-', '');
+  let out = '';
+  // 32 hex digits = 128 bits: 21 groups of 6 bits (126) and the last 2 bits.
+  let bits = 0;
+  let value = 0;
+  for (const digit of hex) {
+    value = (value << 4) | Number.parseInt(digit, 16);
+    bits += 4;
+    while (bits >= 6) {
+      bits -= 6;
+      out += BASE64URL[(value >> bits) & 63];
+    }
+    value &= (1 << bits) - 1;
+  }
+  return bits > 0 ? out + BASE64URL[(value << (6 - bits)) & 63] : out;
+}

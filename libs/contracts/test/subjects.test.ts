@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type BusNames, busNames, msgIds } from '../src/index.ts';
+import { type BusNames, busNames, framePrefix, msgIds } from '../src/index.ts';
 
 /**
  * Whether some concrete subject matches both NATS patterns (`*` = one token, `>` = one or more
@@ -202,11 +203,23 @@ describe('msgIds', () => {
       `${runId}:step:3:task`,
       `${runId}:step:3:dispatched`,
       `${runId}:step:3:result`,
-      `${runId}:step:3:a1:f7`,
+      'XQ9qLn1MTY6aQQwrfz4akA.3.1.7',
       `${runId}:usage:2:0`,
     ]);
     // Distinct kinds never share an id, so one cannot swallow another in the duplicate window.
     expect(new Set(build()).size).toBe(build().length);
+  });
+
+  it('name a UUID run in a frame id by its 16 bytes in base64url, any UUID, either case', () => {
+    fc.assert(
+      fc.property(fc.uuid(), fc.boolean(), fc.nat(50), fc.nat(5), (uuid, upper, step, attempt) => {
+        const runId = upper ? uuid.toUpperCase() : uuid;
+        const bytes = Buffer.from(uuid.replaceAll('-', ''), 'hex').toString('base64url');
+        expect(framePrefix(runId, step, attempt)).toBe(`${bytes}.${step}.${attempt}.`);
+        // No other kind of id can equal a frame's: theirs all contain a colon.
+        expect(msgIds.frame(runId, step, attempt, 0)).not.toContain(':');
+      }),
+    );
   });
 
   it('differ by step, attempt and index', () => {
@@ -217,6 +230,7 @@ describe('msgIds', () => {
       }
     }
     expect(ids.size).toBe(3 * 3 * 12);
+    expect(msgIds.frame('other-run', 1, 1, 7)).toBe('other-run:.1.1.7');
     expect(msgIds.task(runId, 1)).not.toBe(msgIds.task('other-run', 1));
     expect(msgIds.usage(runId, 1, 0)).not.toBe(msgIds.usage(runId, 1, 1));
   });

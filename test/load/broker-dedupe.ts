@@ -1,0 +1,193 @@
+/**
+ * What the EVENTS stream's duplicate detection costs nats-server per streamed frame. Every frame a
+ * worker publishes carries a `Nats-Msg-Id` (a frame whose ack was lost is sent again and stored
+ * once), and JetStream remembers each id for the stream's duplicate window (20 minutes: the run
+ * wall clock plus a margin, so a takeover's republished frames are stored once too). The server
+ * therefore holds one entry per frame of the last 20 minutes.
+ *
+ * Each variant gets a nats-server of its own, the streams as the services create them
+ * (`ensureStreams`), and frames paced at `--rate` a second over `--runs` run subjects for
+ * `--seconds`, published as a worker does (`publishFrame`, quiet: one ack inbox, batched).
+ * Variants: the shipped stream; the same frames without a `Nats-Msg-Id` (what the id costs); the
+ * shipped frames into a stream whose window is `--short-window-s` (what a bounded window holds).
+ * Prints, per variant, the server's CPU per frame and its RSS growth per frame; the growth more
+ * than the variant without ids is what the remembered ids hold, and times the rate and the
+ * window it is what they hold once the window is full (the server's store and caches, which the
+ * variant without ids shows, are not in it). The first `--warmup-s` seconds are not measured.
+ *
+ *   node test/load/broker-dedupe.ts [--rate 6000] [--runs 300] [--seconds 40] [--warmup-s 5] [--short-window-s 120]
+ *     [--variants 'no msg id,shipped,short window'] (the ids' column needs the first)
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { headers } from '@nats-io/transport-node';
+import { type Bus, connectBus, createAckedPublisher, ensureStreams, publishFrame } from '@quill/bus';
+import { EventEnvelope, frame, msgIds } from '@quill/contracts';
+import { type PrivateNats, startPrivateNats } from './support/private-nats.ts';
+import { cpuMs, loadAverage } from './support/proc.ts';
+import { rounded, sleep, table } from './support/stats.ts';
+
+const { values } = parseArgs({
+  options: {
+    rate: { type: 'string', default: '6000' },
+    runs: { type: 'string', default: '300' },
+    seconds: { type: 'string', default: '40' },
+    'warmup-s': { type: 'string', default: '5' },
+    'short-window-s': { type: 'string', default: '120' },
+    variants: { type: 'string', default: 'no msg id,shipped,short window' },
+  },
+});
+const rate = Number(values.rate);
+const runCount = Number(values.runs);
+const seconds = Number(values.seconds);
+const warmupS = Number(values['warmup-s']);
+const shortWindowS = Number(values['short-window-s']);
+/** The services' defaults (libs/config): EVENTS keeps frames a day, its window is 20 minutes. */
+const STREAM_SETTINGS = {
+  eventsMaxAgeHours: 24,
+  runAckWaitSeconds: 30,
+  runMaxDeliver: 5,
+  taskAckWaitSeconds: 60,
+};
+const TICKS_PER_SECOND = 100;
+
+type Variant = 'shipped' | 'no msg id' | 'short window';
+
+const rssKb = (pid: number): number =>
+  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+
+async function windowSeconds(bus: Bus): Promise<number> {
+  const info = await bus.jsm.streams.info(bus.names.streams.events);
+  return info.config.duplicate_window / 1e9;
+}
+
+async function runVariant(variant: Variant) {
+  const nats: PrivateNats = await startPrivateNats();
+  const bus = await connectBus({ url: nats.url, namespace: 'bench', name: `broker-dedupe ${variant}` });
+  try {
+    await ensureStreams(bus, STREAM_SETTINGS);
+    if (variant === 'short window') {
+      const name = bus.names.streams.events;
+      const { config } = await bus.jsm.streams.info(name);
+      await bus.jsm.streams.update(name, { ...config, duplicate_window: shortWindowS * 1e9 });
+    }
+    const window = await windowSeconds(bus);
+    const runs = Array.from({ length: runCount }, () => randomUUID());
+    const raw = createAckedPublisher(bus.connection, { timeoutMs: 10_000 });
+    const payloadOf = (runId: string) =>
+      new TextEncoder().encode(
+        JSON.stringify(
+          EventEnvelope.parse({ v: 1, frame: frame('text', runId, { agent: 'writer', content: '雨' }) }),
+        ),
+      );
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const inFlight = new Set<Promise<unknown>>();
+    let sent = 0;
+    const send = (index: number) => {
+      const runId = runs[index % runs.length]!;
+      let published: Promise<unknown>;
+      if (variant === 'no msg id') {
+        const h = headers();
+        h.set('traceparent', traceparent);
+        published = raw.publish(bus.names.events(runId), payloadOf(runId), h);
+      } else {
+        published = publishFrame(bus, frame('text', runId, { agent: 'writer', content: '雨' }), {
+          msgId: msgIds.frame(runId, 1, 1, Math.floor(index / runs.length)),
+          quiet: true,
+        });
+      }
+      inFlight.add(published);
+      void published.finally(() => inFlight.delete(published));
+    };
+    const startedAt = performance.now();
+    const perTick = rate / TICKS_PER_SECOND;
+    let measuredFrom: { cpu: number; rss: number; sent: number } | undefined;
+    for (let tick = 0; tick < (warmupS + seconds) * TICKS_PER_SECOND; tick++) {
+      if (!measuredFrom && tick === warmupS * TICKS_PER_SECOND) {
+        await Promise.all(inFlight);
+        measuredFrom = { cpu: cpuMs(nats.pid), rss: rssKb(nats.pid), sent };
+      }
+      for (let index = 0; index < perTick; index++) send(sent++);
+      const wait = startedAt + ((tick + 1) * 1000) / TICKS_PER_SECOND - performance.now();
+      await sleep(Math.max(0, wait));
+    }
+    await Promise.all(inFlight);
+    const frames = sent - measuredFrom!.sent;
+    const cpu = cpuMs(nats.pid) - measuredFrom!.cpu;
+    const growthKb = rssKb(nats.pid) - measuredFrom!.rss;
+    return {
+      variant,
+      duplicate_window_s: variant === 'no msg id' ? 0 : window,
+      frames,
+      nats_cpu_us_per_frame: (cpu * 1000) / frames,
+      rss_growth_mb: growthKb / 1024,
+      rss_bytes_per_frame: (growthKb * 1024) / frames,
+    };
+  } finally {
+    await bus.close();
+    await nats.stop();
+  }
+}
+
+const load = loadAverage();
+const measured = [];
+for (const variant of values.variants.split(',') as Variant[]) measured.push(await runVariant(variant));
+const baseline = measured.find((row) => row.variant === 'no msg id')?.rss_bytes_per_frame ?? Number.NaN;
+const results = measured.map((row) => {
+  const idBytes = row.variant === 'no msg id' ? Number.NaN : row.rss_bytes_per_frame - baseline;
+  return {
+    ...row,
+    id_bytes_per_frame: idBytes,
+    // Once the window is full the remembered ids hold about this much.
+    ids_at_full_window_mb: (idBytes * rate * row.duplicate_window_s) / (1024 * 1024),
+  };
+});
+const shown = (value: number) => (Number.isNaN(value) ? '—' : rounded(value).toString());
+
+console.log(
+  `broker-dedupe: ${rate} frames/s over ${runCount} runs for ${seconds} s per variant, a nats-server each (load ${load}→${loadAverage()})`,
+);
+console.log(
+  table([
+    [
+      'variant',
+      'window s',
+      'frames',
+      'nats µs/frame',
+      'RSS growth MB',
+      'RSS B/frame',
+      'ids B/frame',
+      'ids at full window MB',
+    ],
+    ...results.map((row) => [
+      row.variant,
+      String(row.duplicate_window_s),
+      String(row.frames),
+      shown(row.nats_cpu_us_per_frame),
+      shown(row.rss_growth_mb),
+      shown(row.rss_bytes_per_frame),
+      shown(row.id_bytes_per_frame),
+      shown(row.ids_at_full_window_mb),
+    ]),
+  ]),
+);
+console.log(
+  JSON.stringify({
+    bench: 'broker-dedupe',
+    rate,
+    runs: runCount,
+    seconds,
+    load_average: load,
+    variants: results.map((row) => ({
+      ...row,
+      nats_cpu_us_per_frame: rounded(row.nats_cpu_us_per_frame),
+      rss_growth_mb: rounded(row.rss_growth_mb),
+      rss_bytes_per_frame: rounded(row.rss_bytes_per_frame),
+      id_bytes_per_frame: Number.isNaN(row.id_bytes_per_frame) ? null : rounded(row.id_bytes_per_frame),
+      ids_at_full_window_mb: Number.isNaN(row.ids_at_full_window_mb)
+        ? null
+        : rounded(row.ids_at_full_window_mb),
+    })),
+  }),
+);
