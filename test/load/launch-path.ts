@@ -13,7 +13,7 @@
  * sent per launch (its own pg metrics, `/metrics`; docs/decisions/0042)
  * (docs/decisions/0041-broker-work-per-launch.md). Before the measured runs the stack idles for
  * `--idle-ms`: what the services and servers burn doing nothing (timers, heartbeats, consumer
- * pulls, collections) is printed as CPU per second, and the CPU per launch is printed once more
+ * pulls, collections; one-second slices, the busiest left out) is printed as CPU per second, and the CPU per launch is printed once more
  * with that idle rate over the launches' duration taken off. It also prints how long each run
  * took from its last text frame to `done`, the end of a run as the author's client sees it.
  *
@@ -144,26 +144,44 @@ try {
 
 /**
  * What the stack burns doing nothing, per second of an idle window: each service (replicas
- * summed), the benchmark's nats-server and the machine's PostgreSQL and Redis.
+ * summed), the benchmark's nats-server and the machine's PostgreSQL and Redis. The window is
+ * measured in one-second slices and the busiest slice of each is left out: a one-off in it (the
+ * memory-reducing collection each process runs once after 30 quiet seconds, docs/decisions/0040,
+ * often falls in this window right after start-up) is not a rate, and taking it off every launch
+ * would understate what the launches cost. Without a one-off this reads at most one slice's
+ * /proc tick (10 ms over the slices) low.
  */
 async function idleCpuPerSecond(ms: number): Promise<Record<string, number>> {
   // The warm-up runs' last writes (traces, archives) settle first.
   await sleep(1000);
-  const services = cpuMeter(bench.pids());
-  const broker = cpuMeter({ 'nats-server': nats.pid });
-  const servers = { postgres: namedProcessesCpuMs('postgres'), redis: namedProcessesCpuMs('redis-server') };
-  const started = performance.now();
-  await sleep(ms);
-  const seconds = (performance.now() - started) / 1000;
-  const perSecond: Record<string, number> = {};
-  for (const [instance, used] of Object.entries(services())) {
-    const service = instance.replace(/-\d+$/, '');
-    perSecond[service] = (perSecond[service] ?? 0) + used / seconds;
+  const slices: Array<Record<string, number>> = [];
+  for (let slice = 0; slice < Math.max(2, Math.round(ms / 1000)); slice++) {
+    const services = cpuMeter(bench.pids());
+    const broker = cpuMeter({ 'nats-server': nats.pid });
+    const servers = { postgres: namedProcessesCpuMs('postgres'), redis: namedProcessesCpuMs('redis-server') };
+    const started = performance.now();
+    await sleep(1000);
+    const seconds = (performance.now() - started) / 1000;
+    const perSecond: Record<string, number> = {};
+    for (const [instance, used] of Object.entries(services())) {
+      const service = instance.replace(/-\d+$/, '');
+      perSecond[service] = (perSecond[service] ?? 0) + used / seconds;
+    }
+    perSecond['nats-server'] = (broker()['nats-server'] ?? 0) / seconds;
+    perSecond.postgres = (namedProcessesCpuMs('postgres') - servers.postgres) / seconds;
+    perSecond.redis = (namedProcessesCpuMs('redis-server') - servers.redis) / seconds;
+    slices.push(perSecond);
   }
-  perSecond['nats-server'] = (broker()['nats-server'] ?? 0) / seconds;
-  perSecond.postgres = (namedProcessesCpuMs('postgres') - servers.postgres) / seconds;
-  perSecond.redis = (namedProcessesCpuMs('redis-server') - servers.redis) / seconds;
-  return Object.fromEntries(Object.entries(perSecond).map(([name, value]) => [name, rounded(value)]));
+  const names = Object.keys(slices[0]!);
+  return Object.fromEntries(
+    names.map((name) => {
+      const kept = slices
+        .map((slice) => slice[name] ?? 0)
+        .sort((a, b) => a - b)
+        .slice(0, -1);
+      return [name, rounded(kept.reduce((sum, value) => sum + value, 0) / kept.length)];
+    }),
+  );
 }
 
 /** Statements sent so far per service (`db.client.operation.duration` samples of its pg instrumentation). */

@@ -27,6 +27,9 @@ const STANDARD: ReadonlyArray<{ name: string; args: string[] }> = [
   // 1 gateway × 100 runs vs 4 × 100, each with per-run subscriptions and with the tap.
   { name: 'gateway-scaling', args: ['--runs-per-gateway', '100', '--gateways', '4'] },
   { name: 'memory', args: ['--runs', '200'] },
+  // The writer's model client alone, and nats-server's cost of the frames' duplicate ids.
+  { name: 'model-stream', args: [] },
+  { name: 'broker-dedupe', args: ['--seconds', '30'] },
   // Last: it pushes tens of thousands of messages through nats-server, whose clean-up afterwards
   // would otherwise land in the next benchmark's figures.
   { name: 'jetstream-publish', args: ['--messages', '20000'] },
