@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { request } from 'undici';
+import { Agent, type Dispatcher, interceptors, request } from 'undici';
 
 export interface ModelTransport {
   /** For the SDK's `fetch` option. */
@@ -26,13 +26,21 @@ export function createModelTransport(): ModelTransport {
   // The body of each successful response, left unread for the caller (weakly: a response the
   // caller drops takes its entry with it).
   const streamBodies = new WeakMap<Response, Readable>();
+  // Redirects are followed as `fetch` follows them (a 307/308 keeps the POST and its body, the
+  // credentials go no further than their origin); undici's request API alone would hand the 3xx
+  // back as a failed call.
+  const dispatcher = new Agent().compose(interceptors.redirect({ maxRedirections: MAX_REDIRECTS }));
   return {
-    fetch: (input, init) => send(streamBodies, input, init),
+    fetch: (input, init) => send(dispatcher, streamBodies, input, init),
     streamBodyOf: (response) => streamBodies.get(response) ?? response.body,
   };
 }
 
+/** As many as `fetch` follows. */
+const MAX_REDIRECTS = 20;
+
 async function send(
+  dispatcher: Dispatcher,
   streamBodies: WeakMap<Response, Readable>,
   input: string | URL | Request,
   init: RequestInit = {},
@@ -45,10 +53,11 @@ async function send(
     return fetch(input, init);
   }
   const reply = await request(input, {
-    method: (init.method ?? 'GET') as 'GET',
+    method: (init.method ?? 'GET') as Dispatcher.HttpMethod,
     headers: headerRecord(init.headers),
     body: init.body ?? null,
     signal: init.signal ?? null,
+    dispatcher,
   });
   const headers = new Headers();
   for (const [name, value] of Object.entries(reply.headers)) {
