@@ -119,9 +119,10 @@ export const msgIds = {
 /**
  * The step part of a streamed frame's id. JetStream keeps every id of EVENTS for its duplicate
  * window (20 min), one entry per streamed frame, so these ids are short: a UUID run id as its 16
- * bytes in base64url (22 characters), then `.step.attempt.`. Other ids contain a `:`, these never
- * (base64url has none), so no frame id equals another kind's. A run id that is not a UUID keeps
- * its text. docs/operations.md "External services in production" has what the window holds.
+ * bytes in base64url (22 characters), then `.step.attempt.`. Every other kind of id has a `:`
+ * right after the run id and these none (base64url has no `:`), so no frame id equals another
+ * kind's. A run id that is not a UUID keeps its text, then `:.`, which no other kind has.
+ * docs/operations.md "External services in production" has what the window holds.
  */
 export function framePrefix(runId: string, step: number, attempt: number): string {
   return `${compactUuid(runId)}.${step}.${attempt}.`;
