@@ -19,13 +19,12 @@
  *     [--variants 'no msg id,shipped,short window'] (the ids' column needs the first)
  */
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { headers } from '@nats-io/transport-node';
 import { type Bus, connectBus, createAckedPublisher, ensureStreams, publishFrame } from '@quill/bus';
 import { EventEnvelope, frame, msgIds } from '@quill/contracts';
 import { type PrivateNats, startPrivateNats } from './support/private-nats.ts';
-import { cpuMs, loadAverage } from './support/proc.ts';
+import { cpuMs, loadAverage, rssKb } from './support/proc.ts';
 import { rounded, sleep, table } from './support/stats.ts';
 
 const { values } = parseArgs({
@@ -53,9 +52,6 @@ const STREAM_SETTINGS = {
 const TICKS_PER_SECOND = 100;
 
 type Variant = 'shipped' | 'no msg id' | 'short window';
-
-const rssKb = (pid: number): number =>
-  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
 
 async function windowSeconds(bus: Bus): Promise<number> {
   const info = await bus.jsm.streams.info(bus.names.streams.events);

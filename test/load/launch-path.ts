@@ -13,8 +13,9 @@
  * sent per launch (its own pg metrics, `/metrics`; docs/decisions/0042)
  * (docs/decisions/0041-broker-work-per-launch.md). Before the measured runs the stack idles for
  * `--idle-ms`: what the services and servers burn doing nothing (timers, heartbeats, consumer
- * pulls, collections; one-second slices, the busiest left out) is printed as CPU per second, and the CPU per launch is printed once more
- * with that idle rate over the launches' duration taken off. It also prints how long each run
+ * pulls, collections; one-second slices, the busiest left out) is printed as CPU per second,
+ * and the CPU per launch is printed once more with that idle rate over the launches' duration
+ * taken off. It also prints how long each run
  * took from its last text frame to `done`, the end of a run as the author's client sees it.
  *
  *   node test/load/launch-path.ts [--runs 15] [--untraced] [--idle-ms 5000] [--env KEY=VALUE ...]

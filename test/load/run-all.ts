@@ -106,6 +106,17 @@ interface Results {
     services: Array<{ instance: string; idle_mb: number; peak_mb: number }>;
     extra_writer: { ready_ms: number; cpu_ms_to_ready: number; idle_mb: number };
   };
+  'model-stream'?: { best_cpu_us_per_token: number; runs: number; rate: number };
+  'broker-dedupe'?: {
+    rate: number;
+    variants: Array<{
+      variant: string;
+      nats_cpu_us_per_frame: number;
+      rss_bytes_per_frame: number;
+      id_bytes_per_frame: number | null;
+      ids_at_full_window_mb: number | null;
+    }>;
+  };
   'idle-sse'?: {
     kb_per_stream: number;
     streams: number;
@@ -164,6 +175,8 @@ const workerIdleMb = memory?.services
   .filter((entry) => /^(writer|reviewer)-/.test(entry.instance))
   .reduce((most, entry) => Math.max(most, entry.idle_mb), 0);
 
+const dedupe = (variant: string) =>
+  read['broker-dedupe']?.variants.find((entry) => entry.variant === variant);
 const capacityAt = (runs: number) => capacity?.levels?.find((entry) => entry.level === runs);
 const peerAt = (system: string) =>
   read.peer?.levels?.find((entry) => entry.system === system && entry.concurrency === 100);
@@ -256,6 +269,20 @@ const figures = [
     figure: '7 CPU per 1k relayed tokens, all services (ms)',
     value: `${fmt(level(200)?.steady_cpu_ms_per_1k_tokens, 0)} streaming / ${fmt(level(200)?.cpu_ms_per_1k_tokens, 0)} with run set-up`,
     baseline: `at 200 runs; nats-server ${fmt(level(200)?.steady_cpu_ms_per_1k_tokens_by_process?.['nats-server'], 0)} more; JetStream alone: ${fmt(pipelined?.per_second, 0)} msg/s pipelined, server CPU/1k delivered ${fmt(liveDelivery('per-run consumers'), 0)} per-run consumers vs ${fmt(liveDelivery('one wildcard consumer'), 0)} one tap`,
+    target: '-',
+    met: undefined,
+  },
+  {
+    figure: "7m the writer's model client alone, CPU per streamed token (µs)",
+    value: fmt(read['model-stream']?.best_cpu_us_per_token),
+    baseline: `${read['model-stream']?.runs ?? '-'} calls at ${read['model-stream']?.rate ?? '-'} tokens/s (model-stream.ts)`,
+    target: '-',
+    met: undefined,
+  },
+  {
+    figure: '7b nats-server per frame: CPU (µs) / memory for its duplicate id (B)',
+    value: `${fmt(dedupe('shipped')?.nats_cpu_us_per_frame)} / ${fmt(dedupe('shipped')?.id_bytes_per_frame ?? undefined, 0)}`,
+    baseline: `without ids ${fmt(dedupe('no msg id')?.nats_cpu_us_per_frame)} µs; server RSS per frame ${fmt(dedupe('shipped')?.rss_bytes_per_frame, 0)} B with ids, ${fmt(dedupe('no msg id')?.rss_bytes_per_frame, 0)} without; ids held at a full 20-min window at ${read['broker-dedupe']?.rate ?? '-'} frames/s: ${fmt(dedupe('shipped')?.ids_at_full_window_mb ?? undefined, 0)} MB (broker-dedupe.ts)`,
     target: '-',
     met: undefined,
   },
