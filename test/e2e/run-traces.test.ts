@@ -81,6 +81,10 @@ describe('run traces', () => {
       serviceName: 'writer',
       scope: '@opentelemetry/instrumentation-undici',
     });
+    // And the provider receives the run's trace context with it.
+    const sent = await stack.fakeLlm.requests({ run_id: runId, role: 'writer' });
+    expect(sent.length).toBeGreaterThan(0);
+    expect(sent.every((each) => each.headers.traceparent?.split('-')[1] === traceId)).toBe(true);
     const tool = spans.find(
       (span) => span.name.startsWith('execute_tool ') && span.attributes['quill.run_id'] === runId,
     )!;
