@@ -6,10 +6,12 @@
  * therefore holds one entry per frame of the last 20 minutes.
  *
  * Each variant gets a nats-server of its own, the streams as the services create them
- * (`ensureStreams`), and frames paced at `--rate` a second over `--runs` run subjects for
- * `--seconds`, published as a worker does (`publishFrame`, quiet: one ack inbox, batched).
- * Variants: the shipped stream; the same frames without a `Nats-Msg-Id` (what the id costs); the
- * shipped frames into a stream whose window is `--short-window-s` (what a bounded window holds).
+ * (`ensureStreams`), and text frames paced at `--rate` a second over `--runs` run subjects for
+ * `--seconds`, each a core publish through Quill's ack inbox (`createAckedPublisher`, what a
+ * worker's frames go through) with a traceparent and the frame's `Nats-Msg-Id` (`msgIds.frame`).
+ * The variants differ only in that: the shipped stream; the same frames without the id (what
+ * the id costs); the shipped frames into a stream whose window is `--short-window-s` (what a
+ * bounded window holds).
  * Prints, per variant, the server's CPU per frame and its RSS growth per frame; the growth more
  * than the variant without ids is what the remembered ids hold, and times the rate and the
  * window it is what they hold once the window is full (the server's store and caches, which the
@@ -20,8 +22,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import { PubHeaders } from '@nats-io/jetstream';
 import { headers } from '@nats-io/transport-node';
-import { type Bus, connectBus, createAckedPublisher, ensureStreams, publishFrame } from '@quill/bus';
+import { type Bus, connectBus, createAckedPublisher, ensureStreams } from '@quill/bus';
 import { EventEnvelope, frame, msgIds } from '@quill/contracts';
 import { type PrivateNats, startPrivateNats } from './support/private-nats.ts';
 import { cpuMs, loadAverage, rssKb } from './support/proc.ts';
@@ -70,7 +73,7 @@ async function runVariant(variant: Variant) {
     }
     const window = await windowSeconds(bus);
     const runs = Array.from({ length: runCount }, () => randomUUID());
-    const raw = createAckedPublisher(bus.connection, { timeoutMs: 10_000 });
+    const publisher = createAckedPublisher(bus.connection, { timeoutMs: 10_000 });
     const payloadOf = (runId: string) =>
       new TextEncoder().encode(
         JSON.stringify(
@@ -82,17 +85,12 @@ async function runVariant(variant: Variant) {
     let sent = 0;
     const send = (index: number) => {
       const runId = runs[index % runs.length]!;
-      let published: Promise<unknown>;
-      if (variant === 'no msg id') {
-        const h = headers();
-        h.set('traceparent', traceparent);
-        published = raw.publish(bus.names.events(runId), payloadOf(runId), h);
-      } else {
-        published = publishFrame(bus, frame('text', runId, { agent: 'writer', content: '雨' }), {
-          msgId: msgIds.frame(runId, 1, 1, Math.floor(index / runs.length)),
-          quiet: true,
-        });
+      const h = headers();
+      h.set('traceparent', traceparent);
+      if (variant !== 'no msg id') {
+        h.set(PubHeaders.MsgIdHdr, msgIds.frame(runId, 1, 1, Math.floor(index / runs.length)));
       }
+      const published = publisher.publish(bus.names.events(runId), payloadOf(runId), h);
       inFlight.add(published);
       void published.finally(() => inFlight.delete(published));
     };
