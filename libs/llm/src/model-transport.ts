@@ -69,9 +69,10 @@ async function send(
     streamBodies.set(response, reply.body);
     return response;
   }
-  // A refusal's body is the provider's error JSON: read whole, as the SDK reads it.
+  // A refusal's body is the provider's error JSON: read whole, as the SDK reads it. An empty one
+  // stays null (a Response for a null-body status such as 304 must not have one).
   const text = await reply.body.text();
-  return new Response(text, { status: reply.statusCode, headers });
+  return new Response(text === '' ? null : text, { status: reply.statusCode, headers });
 }
 
 function headerRecord(headers: RequestInit['headers']): Record<string, string> {
