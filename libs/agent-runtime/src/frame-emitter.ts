@@ -1,5 +1,5 @@
 import { type Bus, publishFrame } from '@quill/bus';
-import { type AgentRole, frame, framePrefix, type SseFrame } from '@quill/contracts';
+import { type AgentRole, frame, msgIds, type SseFrame } from '@quill/contracts';
 
 export interface EmitterSettings {
   flushMs: number;
@@ -55,8 +55,7 @@ export function createStepEmitter(
   settings: EmitterSettings,
 ): StepEmitter {
   const windowMs = () => settings.flushWindow?.ms ?? settings.flushMs;
-  // Each frame's Nats-Msg-Id is this and its index (msgIds.frame), the prefix made once a step.
-  const idPrefix = framePrefix(identity.runId, identity.step, identity.attempt);
+  const frameId = msgIds.frameIds(identity.runId, identity.step, identity.attempt);
   let index = 0;
   let pending: { kind: PendingKind; fileId: string; content: string; since: number } | undefined;
   let lastFlushAt = Number.NEGATIVE_INFINITY;
@@ -70,7 +69,7 @@ export function createStepEmitter(
   const inFlight = new Set<Promise<unknown>>();
 
   const publish = (value: SseFrame) => {
-    const msgId = `${idPrefix}${index++}`;
+    const msgId = frameId(index++);
     const sent = publishFrame(bus, value, { msgId, quiet: true }).then(
       (ack) => {
         if (ack.seq > lastSeq) lastSeq = ack.seq;

@@ -102,9 +102,16 @@ export const msgIds = {
   task: (runId: string, step: number) => `${runId}:step:${step}:task`,
   dispatched: (runId: string, step: number) => `${runId}:step:${step}:dispatched`,
   stepResult: (runId: string, step: number) => `${runId}:step:${step}:result`,
-  /** A streamed frame's id: its step's prefix (made once a step) and its index in the step. */
+  /**
+   * The ids of a step attempt's streamed frames, by their index in the step: the step's part is
+   * made once (a worker names every frame it streams), see `framePrefix`.
+   */
+  frameIds: (runId: string, step: number, attempt: number): ((index: number) => string) => {
+    const prefix = framePrefix(runId, step, attempt);
+    return (index) => `${prefix}${index}`;
+  },
   frame: (runId: string, step: number, attempt: number, index: number) =>
-    `${framePrefix(runId, step, attempt)}${index}`,
+    msgIds.frameIds(runId, step, attempt)(index),
   usage: (runId: string, callIndex: number, attempt: number) => `${runId}:usage:${callIndex}:${attempt}`,
   // Frames the router publishes between steps: a takeover republishes them with
   // the same ids, so the author sees each once.
@@ -117,14 +124,14 @@ export const msgIds = {
 };
 
 /**
- * The step part of a streamed frame's id. JetStream keeps every id of EVENTS for its duplicate
- * window (20 min), one entry per streamed frame, so these ids are short: a UUID run id as its 16
- * bytes in base64url (22 characters), then `.step.attempt.`. Every other kind of id has a `:`
+ * The step part of a streamed frame's id (`msgIds.frameIds`). JetStream keeps every id of EVENTS
+ * for its duplicate window (20 min), one entry per streamed frame, so these ids are short: a UUID
+ * run id as its 16 bytes in base64url (22 characters), then `.step.attempt.`. Every other kind of id has a `:`
  * right after the run id and these none (base64url has no `:`), so no frame id equals another
  * kind's. A run id that is not a UUID keeps its text, then `:.`, which no other kind has.
  * docs/operations.md "External services in production" has what the window holds.
  */
-export function framePrefix(runId: string, step: number, attempt: number): string {
+function framePrefix(runId: string, step: number, attempt: number): string {
   return `${compactUuid(runId)}.${step}.${attempt}.`;
 }
 

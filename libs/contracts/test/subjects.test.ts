@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type BusNames, busNames, framePrefix, msgIds } from '../src/index.ts';
+import { type BusNames, busNames, msgIds } from '../src/index.ts';
 
 /**
  * Whether some concrete subject matches both NATS patterns (`*` = one token, `>` = one or more
@@ -215,7 +215,8 @@ describe('msgIds', () => {
       fc.property(fc.uuid(), fc.boolean(), fc.nat(50), fc.nat(5), (uuid, upper, step, attempt) => {
         const runId = upper ? uuid.toUpperCase() : uuid;
         const bytes = Buffer.from(uuid.replaceAll('-', ''), 'hex').toString('base64url');
-        expect(framePrefix(runId, step, attempt)).toBe(`${bytes}.${step}.${attempt}.`);
+        expect(msgIds.frame(runId, step, attempt, 0)).toBe(`${bytes}.${step}.${attempt}.0`);
+        expect(msgIds.frameIds(runId, step, attempt)(7)).toBe(msgIds.frame(runId, step, attempt, 7));
         // No other kind of id can equal a frame's: theirs all contain a colon.
         expect(msgIds.frame(runId, step, attempt, 0)).not.toContain(':');
       }),
