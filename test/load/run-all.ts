@@ -30,6 +30,8 @@ const STANDARD: ReadonlyArray<{ name: string; args: string[] }> = [
   // The writer's model client alone, and nats-server's cost of the frames' duplicate ids.
   { name: 'model-stream', args: [] },
   { name: 'broker-dedupe', args: ['--seconds', '30'] },
+  // The end-of-run reads of a run's frames (billing's settlement record, the router's archive).
+  { name: 'stored-read', args: [] },
   // Last: it pushes tens of thousands of messages through nats-server, whose clean-up afterwards
   // would otherwise land in the next benchmark's figures.
   { name: 'jetstream-publish', args: ['--messages', '20000'] },
@@ -116,6 +118,11 @@ interface Results {
       id_bytes_per_frame: number | null;
       ids_at_full_window_mb: number | null;
     }>;
+  };
+  'stored-read'?: {
+    runs: number;
+    frames: number;
+    rows: Array<{ width: number; readerBest: number; reader: number; nats: number; msPerRun: number }>;
   };
   'idle-sse'?: {
     kb_per_stream: number;
@@ -283,6 +290,13 @@ const figures = [
     figure: '7b nats-server per frame: CPU (µs) / memory for its duplicate id (B)',
     value: `${fmt(dedupe('shipped')?.nats_cpu_us_per_frame)} / ${fmt(dedupe('shipped')?.id_bytes_per_frame ?? undefined, 0)}`,
     baseline: `without ids ${fmt(dedupe('no msg id')?.nats_cpu_us_per_frame)} µs; server RSS per frame ${fmt(dedupe('shipped')?.rss_bytes_per_frame, 0)} B with ids, ${fmt(dedupe('no msg id')?.rss_bytes_per_frame, 0)} without; ids held at a full 20-min window at ${read['broker-dedupe']?.rate ?? '-'} frames/s: ${fmt(dedupe('shipped')?.ids_at_full_window_mb ?? undefined, 0)} MB (broker-dedupe.ts)`,
+    target: '-',
+    met: undefined,
+  },
+  {
+    figure: "7r reading a run's stored frames back, per frame: reader / nats-server CPU (µs)",
+    value: `${fmt(read['stored-read']?.rows[0]?.reader)} / ${fmt(read['stored-read']?.rows[0]?.nats)}`,
+    baseline: `${read['stored-read']?.runs ?? '-'} runs of ${read['stored-read']?.frames ?? '-'} text frames read one at a time, median round; billing and the router each read every frame of a run once it ends (stored-read.ts)`,
     target: '-',
     met: undefined,
   },

@@ -12,6 +12,11 @@ export interface TcpProxy {
   urlFor(target: string): string;
   cut(): void;
   restore(): void;
+  /**
+   * Cuts (as `cut`) once `bytes` more have come from the target, counted from now: a connection
+   * lost in the middle of a transfer, wherever the transfer's timing falls. Settles at the cut.
+   */
+  cutAfter(bytes: number): Promise<void>;
   /** Freezes every connection (bytes stop moving, nothing closes), like a server that hangs. */
   pause(): void;
   resume(): void;
@@ -26,6 +31,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   let isCut = false;
   let isPaused = false;
   let attemptsWhileCut = 0;
+  let cutTrigger: { remaining: number; fire(): void } | undefined;
   const server: Server = createServer((client) => {
     if (isCut) {
       attemptsWhileCut++;
@@ -49,7 +55,20 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     upstream.on('error', drop).on('close', drop);
     client.pipe(upstream);
     upstream.pipe(client);
+    upstream.on('data', (chunk: Buffer) => {
+      if (!cutTrigger) return;
+      cutTrigger.remaining -= chunk.length;
+      if (cutTrigger.remaining > 0) return;
+      const trigger = cutTrigger;
+      cutTrigger = undefined;
+      trigger.fire();
+    });
   });
+  const cut = () => {
+    isCut = true;
+    for (const socket of open) socket.resetAndDestroy();
+    open.clear();
+  };
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
@@ -61,13 +80,20 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       parsed.port = String(port);
       return parsed.toString();
     },
-    cut() {
-      isCut = true;
-      for (const socket of open) socket.resetAndDestroy();
-      open.clear();
-    },
+    cut,
     restore() {
       isCut = false;
+    },
+    cutAfter(bytes) {
+      return new Promise<void>((resolve) => {
+        cutTrigger = {
+          remaining: bytes,
+          fire: () => {
+            cut();
+            resolve();
+          },
+        };
+      });
     },
     pause() {
       isPaused = true;

@@ -2,8 +2,9 @@ import type { JsMsg } from '@nats-io/jetstream';
 import type { z } from 'zod';
 import { decodeEnvelope, InvalidEnvelopeError } from './codec.ts';
 import type { Bus } from './connection.ts';
-import { lastStored, nextStored } from './raw-reads.ts';
+import { lastStored, nextStored, type RawStoredMessage } from './raw-reads.ts';
 import { consumeOrdered } from './resubscribe.ts';
+import { readStoredRange } from './stored-range.ts';
 
 export interface OrderedItem<T> {
   /** The JetStream stream sequence: the SSE `id:` and the resume point. */
@@ -88,7 +89,9 @@ export async function countStored(bus: Bus, stream: string, subject: string): Pr
  * (`last_by_subj`) names first (a consumer on an empty subject would deliver nothing and say
  * nothing). A consumer is a stream-info request, a consumer made and removed on the server, its
  * pull and a subscription; a direct get is one request
- * (docs/decisions/0041-broker-work-per-launch.md).
+ * (docs/decisions/0041-broker-work-per-launch.md). The consumer hands each message to the decoder
+ * as it comes (`readStoredRange`): a run's frames are read this way once per token when it ends
+ * (docs/decisions/0048-end-of-run-reads.md).
  */
 export async function readStored<S extends z.ZodType>(
   bus: Bus,
@@ -106,81 +109,20 @@ export async function readStored<S extends z.ZodType>(
   // The newest message now bounds the read: one still being written to is read up to here.
   const last = await lastStored(bus, { stream: options.stream, subject: options.subject });
   if (!last || last.seq <= afterSeq) return items;
-  const reader = await readOrdered(bus, { ...options, startSeq: afterSeq + 1 });
-  const iterator = reader[Symbol.asyncIterator]();
-  const idle = idleWatch(STORED_READ_IDLE_CHECK_MS);
-  try {
-    // A next() that lost a race against the idle check is kept, not called again; one still
-    // pending when the read ends settles when the reader closes, its failure nobody's.
-    const nextItem = () => {
-      const promise = iterator.next();
-      promise.catch(() => undefined);
-      return promise;
-    };
-    let pending = nextItem();
-    for (;;) {
-      const next = await Promise.race([pending, idle.fired()]);
-      if (next === 'idle') {
-        // Messages expire (the stream's max age) or are removed while they are read, and a
-        // consumer says nothing of what is gone: nothing left up to `last` ends the read.
-        const left = await storedAfter();
-        if (!left || left.seq > last.seq) break;
-        idle.rearm();
-        continue;
-      }
-      if (next.done) break;
-      idle.rearm();
-      items.push(next.value);
-      afterSeq = next.value.seq;
-      if (next.value.pending === 0 || next.value.seq >= last.seq) break;
-      pending = nextItem();
-    }
-  } finally {
-    idle.stop();
-    await reader.close();
-  }
+  await readStoredRange(
+    bus,
+    { stream: options.stream, subject: options.subject, afterSeq, lastSeq: last.seq },
+    (stored) => items.push(decodedItem(options.schema, options.subject, stored)),
+  );
   return items;
-}
-
-/** How long a stored read waits for its consumer's next message before it checks what is left. */
-const STORED_READ_IDLE_CHECK_MS = 1_000;
-
-/**
- * One timer for a whole read, pushed back on every delivery (`refresh`, no new timer per
- * message): `fired()` settles once `ms` pass without a `rearm`.
- */
-function idleWatch(ms: number) {
-  let fire: (value: 'idle') => void = () => undefined;
-  const arm = () =>
-    new Promise<'idle'>((resolve) => {
-      fire = resolve;
-    });
-  let fired = arm();
-  let hasFired = false;
-  const timer = setTimeout(() => {
-    hasFired = true;
-    fire('idle');
-  }, ms);
-  return {
-    fired: () => fired,
-    rearm() {
-      // Only a watch that went off needs a fresh promise; the timer is pushed back either way.
-      if (hasFired) {
-        hasFired = false;
-        fired = arm();
-      }
-      timer.refresh();
-    },
-    stop: () => clearTimeout(timer),
-  };
 }
 
 function decodedItem<S extends z.ZodType>(
   schema: S,
   subject: string,
-  stored: { seq: number; data: Uint8Array },
+  stored: RawStoredMessage,
 ): OrderedItem<z.infer<S>> {
-  const base = { seq: stored.seq, subject, pending: 0 };
+  const base = { seq: stored.seq, subject, pending: stored.pending };
   try {
     return { ...base, envelope: decodeEnvelope(schema, subject, stored.data) };
   } catch (error) {
