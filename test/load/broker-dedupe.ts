@@ -8,17 +8,19 @@
  * Each variant gets a nats-server of its own, the streams as the services create them
  * (`ensureStreams`), and text frames paced at `--rate` a second over `--runs` run subjects for
  * `--seconds`, each a core publish through Quill's ack inbox (`createAckedPublisher`, what a
- * worker's frames go through) with a traceparent and the frame's `Nats-Msg-Id` (`msgIds.frame`).
- * The variants differ only in that: the shipped stream; the same frames without the id (what
- * the id costs); the shipped frames into a stream whose window is `--short-window-s` (what a
- * bounded window holds).
- * Prints, per variant, the server's CPU per frame and its RSS growth per frame; the growth more
+ * worker's frames go through) with the frame's `Nats-Msg-Id` (`msgIds.frame`) and, as a worker
+ * sends them, no trace header. The variants differ only in that: the shipped stream; the same
+ * frames without the id (what the id costs); the shipped frames into a stream whose window is
+ * `--short-window-s` (what a bounded window holds); the shipped frames with a `traceparent` as
+ * well, as workers sent them before (what the header costs).
+ * Prints, per variant, the bytes the stream stores per frame (its own count),
+ * the server's CPU per frame and its RSS growth per frame; the growth more
  * than the variant without ids is what the remembered ids hold, and times the rate and the
  * window it is what they hold once the window is full (the server's store and caches, which the
  * variant without ids shows, are not in it). The first `--warmup-s` seconds are not measured.
  *
  *   node test/load/broker-dedupe.ts [--rate 6000] [--runs 300] [--seconds 40] [--warmup-s 5] [--short-window-s 120]
- *     [--variants 'no msg id,shipped,short window'] (the ids' column needs the first)
+ *     [--variants 'no msg id,shipped,short window,traceparent'] (the ids' column needs the first)
  */
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
@@ -37,7 +39,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '40' },
     'warmup-s': { type: 'string', default: '5' },
     'short-window-s': { type: 'string', default: '120' },
-    variants: { type: 'string', default: 'no msg id,shipped,short window' },
+    variants: { type: 'string', default: 'no msg id,shipped,short window,traceparent' },
   },
 });
 const rate = Number(values.rate);
@@ -54,7 +56,7 @@ const STREAM_SETTINGS = {
 };
 const TICKS_PER_SECOND = 100;
 
-type Variant = 'shipped' | 'no msg id' | 'short window';
+type Variant = 'shipped' | 'no msg id' | 'short window' | 'traceparent';
 
 async function windowSeconds(bus: Bus): Promise<number> {
   const info = await bus.jsm.streams.info(bus.names.streams.events);
@@ -92,7 +94,7 @@ async function runVariant(variant: Variant) {
     const send = (index: number) => {
       const run = runs[index % runs.length]!;
       const h = headers();
-      h.set('traceparent', traceparent);
+      if (variant === 'traceparent') h.set('traceparent', traceparent);
       if (variant !== 'no msg id') h.set(PubHeaders.MsgIdHdr, run.frameId(Math.floor(index / runs.length)));
       const published = publisher.publish(run.subject, run.payload, h);
       inFlight.add(published);
@@ -114,10 +116,12 @@ async function runVariant(variant: Variant) {
     const frames = sent - measuredFrom!.sent;
     const cpu = cpuMs(nats.pid) - measuredFrom!.cpu;
     const growthKb = rssKb(nats.pid) - measuredFrom!.rss;
+    const { state } = await bus.jsm.streams.info(bus.names.streams.events);
     return {
       variant,
       duplicate_window_s: variant === 'no msg id' ? 0 : window,
       frames,
+      stored_bytes_per_frame: state.bytes / state.messages,
       nats_cpu_us_per_frame: (cpu * 1000) / frames,
       rss_growth_mb: growthKb / 1024,
       rss_bytes_per_frame: (growthKb * 1024) / frames,
@@ -133,7 +137,11 @@ const measured = [];
 for (const variant of values.variants.split(',') as Variant[]) measured.push(await runVariant(variant));
 const baseline = measured.find((row) => row.variant === 'no msg id')?.rss_bytes_per_frame ?? Number.NaN;
 const results = measured.map((row) => {
-  const idBytes = row.variant === 'no msg id' ? Number.NaN : row.rss_bytes_per_frame - baseline;
+  // The traceparent variant's growth holds its headers too: not the ids' alone.
+  const idBytes =
+    row.variant === 'no msg id' || row.variant === 'traceparent'
+      ? Number.NaN
+      : row.rss_bytes_per_frame - baseline;
   return {
     ...row,
     id_bytes_per_frame: idBytes,
@@ -152,6 +160,7 @@ console.log(
       'variant',
       'window s',
       'frames',
+      'stored B/frame',
       'nats µs/frame',
       'RSS growth MB',
       'RSS B/frame',
@@ -162,6 +171,7 @@ console.log(
       row.variant,
       String(row.duplicate_window_s),
       String(row.frames),
+      shown(row.stored_bytes_per_frame),
       shown(row.nats_cpu_us_per_frame),
       shown(row.rss_growth_mb),
       shown(row.rss_bytes_per_frame),
@@ -179,6 +189,7 @@ console.log(
     load_average: load,
     variants: results.map((row) => ({
       ...row,
+      stored_bytes_per_frame: rounded(row.stored_bytes_per_frame),
       nats_cpu_us_per_frame: rounded(row.nats_cpu_us_per_frame),
       rss_growth_mb: rounded(row.rss_growth_mb),
       rss_bytes_per_frame: rounded(row.rss_bytes_per_frame),

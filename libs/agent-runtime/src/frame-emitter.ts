@@ -70,7 +70,7 @@ export function createStepEmitter(
 
   const publish = (value: SseFrame) => {
     const msgId = frameId(index++);
-    const sent = publishFrame(bus, value, { msgId, quiet: true }).then(
+    const sent = publishFrame(bus, value, { msgId, quiet: true, untraced: true }).then(
       (ack) => {
         if (ack.seq > lastSeq) lastSeq = ack.seq;
       },

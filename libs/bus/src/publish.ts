@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type PubAck, PubHeaders } from '@nats-io/jetstream';
+import { headers as natsHeaders } from '@nats-io/transport-node';
 import type { z } from 'zod';
 import { PublishAckError } from './acked-publisher.ts';
 import { isTransientNatsError, type RetryLogger, retryWithBackoff } from './backoff.ts';
@@ -16,6 +17,13 @@ export interface PublishOptions {
    * batches with the other quiet publishes of this connection, in order (see `inNextBatch`).
    */
   quiet?: boolean;
+  /**
+   * With `quiet`: no `traceparent` header either. For a worker's streamed frames, one per token:
+   * nothing reads a trace from them (a run's trace is read from its first frame, `run-trace.ts`),
+   * and the header was a fifth of what a text frame keeps in the stream and every gateway receives
+   * (docs/decisions/0049-streamed-frames-without-trace-headers.md).
+   */
+  untraced?: boolean;
 }
 
 /**
@@ -35,7 +43,7 @@ export async function publishEnvelope<S extends z.ZodType>(
   const msgId = options.msgId ?? randomUUID();
   if (options.quiet) {
     // The caller's trace context is read now: the deferred send runs in another one.
-    const headers = tracedHeaders();
+    const headers = options.untraced ? natsHeaders() : tracedHeaders();
     headers.set(PubHeaders.MsgIdHdr, msgId);
     const publisher = bus.state.ackedPublisher();
     // Frames are many: their retries are not logged one by one.

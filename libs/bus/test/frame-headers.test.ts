@@ -1,0 +1,66 @@
+import { randomUUID } from 'node:crypto';
+import { PubHeaders } from '@nats-io/jetstream';
+import { trace } from '@opentelemetry/api';
+import { InMemorySpanExporter } from '@opentelemetry/sdk-trace';
+import { EventEnvelope, frame, UsageEnvelope } from '@quill/contracts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closeTestBus, openTestBus } from '../../../test/support/test-bus.ts';
+import type { TelemetryHandle } from '../../telemetry/src/handle.ts';
+import { withSpan } from '../../telemetry/src/index.ts';
+import { startTelemetry } from '../../telemetry/src/sdk.ts';
+import { type Bus, publishEnvelope, publishFrame } from '../src/index.ts';
+
+let bus: Bus;
+let telemetry: TelemetryHandle;
+
+beforeAll(async () => {
+  telemetry = await startTelemetry({
+    serviceName: 'frame-headers-test',
+    instanceId: 'test-1',
+    exporter: new InMemorySpanExporter(),
+  });
+  bus = await openTestBus('fh', 'test');
+});
+
+afterAll(async () => {
+  await closeTestBus(bus);
+  await telemetry?.shutdown();
+});
+
+describe('stored headers of quiet publishes', () => {
+  it('a streamed frame keeps its id and no trace header; a quiet usage report keeps the trace', async () => {
+    const runId = randomUUID();
+    const { frameAck, usageAck, traceId } = await withSpan('step', {}, async () => {
+      const frameAck = await publishFrame(bus, frame('text', runId, { agent: 'writer', content: '雨' }), {
+        msgId: `${runId}.1.0.0`,
+        quiet: true,
+        untraced: true,
+      });
+      const usageAck = await publishEnvelope(
+        bus,
+        bus.names.usage(runId),
+        UsageEnvelope,
+        {
+          v: 1,
+          run_id: runId,
+          user_id: randomUUID(),
+          role: 'writer',
+          call_index: 0,
+          attempt: 0,
+          provider: 'fake',
+          model: 'fake-model',
+          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2, usage_source: 'provider' },
+        },
+        { msgId: `${runId}:usage`, quiet: true },
+      );
+      return { frameAck, usageAck, traceId: trace.getActiveSpan()!.spanContext().traceId };
+    });
+    const stream = bus.names.streams.events;
+    const storedFrame = await bus.jsm.streams.getMessage(stream, { seq: frameAck.seq });
+    const storedUsage = await bus.jsm.streams.getMessage(stream, { seq: usageAck.seq });
+    expect(EventEnvelope.parse(storedFrame!.json()).frame).toMatchObject({ type: 'text', content: '雨' });
+    expect(storedFrame!.header.get(PubHeaders.MsgIdHdr)).toBe(`${runId}.1.0.0`);
+    expect(storedFrame!.header.has('traceparent')).toBe(false);
+    expect(storedUsage!.header.get('traceparent').split('-')[1]).toBe(traceId);
+  });
+});
