@@ -14,7 +14,7 @@ export {
 export { consumerLag } from './consumer-lag.ts';
 export { republishesTo, subscribePublished, subscribeRepublished } from './live-reads.ts';
 export { countStored, type OrderedItem, readOrdered, readStored } from './ordered.ts';
-export { type PublishOptions, publishCore, publishEnvelope } from './publish.ts';
+export { publishCore, publishEnvelope } from './publish.ts';
 export { lastSequence, lastStored, nextStored, readOrderedRaw } from './raw-reads.ts';
 export { BusRequestError, type Responder, requestReply, serveRequests } from './request.ts';
 export { publishFrame } from './run-events.ts';

@@ -1,24 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { PubHeaders } from '@nats-io/jetstream';
 import { trace } from '@opentelemetry/api';
-import { InMemorySpanExporter } from '@opentelemetry/sdk-trace';
 import { EventEnvelope, frame, UsageEnvelope } from '@quill/contracts';
+import { withSpan } from '@quill/telemetry';
+import { startTestTelemetry } from '@quill/telemetry/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeTestBus, openTestBus } from '../../../test/support/test-bus.ts';
-import type { TelemetryHandle } from '../../telemetry/src/handle.ts';
-import { withSpan } from '../../telemetry/src/index.ts';
-import { startTelemetry } from '../../telemetry/src/sdk.ts';
 import { type Bus, publishEnvelope, publishFrame } from '../src/index.ts';
 
 let bus: Bus;
-let telemetry: TelemetryHandle;
+let telemetry: Awaited<ReturnType<typeof startTestTelemetry>>;
 
 beforeAll(async () => {
-  telemetry = await startTelemetry({
-    serviceName: 'frame-headers-test',
-    instanceId: 'test-1',
-    exporter: new InMemorySpanExporter(),
-  });
+  telemetry = await startTestTelemetry('frame-headers-test');
   bus = await openTestBus('fh', 'test');
 });
 
