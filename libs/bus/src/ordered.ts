@@ -2,7 +2,7 @@ import type { JsMsg } from '@nats-io/jetstream';
 import type { z } from 'zod';
 import { decodeEnvelope, InvalidEnvelopeError } from './codec.ts';
 import type { Bus } from './connection.ts';
-import { lastStored, nextStored, type RawStoredMessage } from './raw-reads.ts';
+import { nextStored, type RawStoredMessage } from './raw-reads.ts';
 import { consumeOrdered } from './resubscribe.ts';
 import { readStoredRange } from './stored-range.ts';
 
@@ -85,10 +85,9 @@ export async function countStored(bus: Bus, stream: string, subject: string): Pr
  * given. A subject that usually holds a handful of messages (a run's step records, its usage
  * reports) is read with `few`: up to that many messages one direct get each (`next_by_subj`), the
  * get that finds none ending the read. A subject holding more, or read without `few`, goes on
- * with an ordered consumer up to the subject's newest message, which one direct get
- * (`last_by_subj`) names first (a consumer on an empty subject would deliver nothing and say
- * nothing). A consumer is a stream-info request, a consumer made and removed on the server, its
- * pull and a subscription; a direct get is one request
+ * with a consumer up to what is stored when it is made (the request that makes it says how many
+ * messages wait). A consumer is a request that makes it, its pull and a subscription, and a
+ * request that removes it; a direct get is one request
  * (docs/decisions/0041-broker-work-per-launch.md). The consumer hands each message to the decoder
  * as it comes (`readStoredRange`): a run's frames are read this way once per token when it ends
  * (docs/decisions/0048-end-of-run-reads.md).
@@ -106,13 +105,9 @@ export async function readStored<S extends z.ZodType>(
     items.push(decodedItem(options.schema, options.subject, stored));
     afterSeq = stored.seq;
   }
-  // The newest message now bounds the read: one still being written to is read up to here.
-  const last = await lastStored(bus, { stream: options.stream, subject: options.subject });
-  if (!last || last.seq <= afterSeq) return items;
-  await readStoredRange(
-    bus,
-    { stream: options.stream, subject: options.subject, afterSeq, lastSeq: last.seq },
-    (stored) => items.push(decodedItem(options.schema, options.subject, stored)),
+  // What is stored now bounds the read: one still being written to is read up to here.
+  await readStoredRange(bus, { stream: options.stream, subject: options.subject, afterSeq }, (stored) =>
+    items.push(decodedItem(options.schema, options.subject, stored)),
   );
   return items;
 }

@@ -1,4 +1,10 @@
-import { type Consumer, type ConsumerMessages, DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
+import {
+  AckPolicy,
+  type Consumer,
+  type ConsumerMessages,
+  DeliverPolicy,
+  type JsMsg,
+} from '@nats-io/jetstream';
 import { backoffDelay, isTransientNatsError } from './backoff.ts';
 import type { Bus } from './connection.ts';
 import { nextStored, type RawStoredMessage } from './raw-reads.ts';
@@ -10,31 +16,37 @@ const IDLE_CHECK_MS = 1_000;
 const RESUBSCRIBE_DEADLINE_MS = 120_000;
 /** Messages asked for per pull. */
 const PULL_BATCH = 512;
+/** How long the server keeps a consumer whose reader died without removing it. */
+const ORPHAN_CONSUMER_NS = 5 * 60 * 1_000_000_000;
 
 /**
- * Hands every message stored on `subject` after `afterSeq`, up to `lastSeq`, to `onMessage`, in
- * order, and resolves once the last one was handed over. The end-of-run reads (billing's
- * settlement record, the router's archive) read every frame of a run, one per token when tokens
- * come further apart than the coalescing window; here the ordered consumer hands each message
- * straight to a callback, with no async iterator, promise or timer per message
- * (docs/decisions/0048-end-of-run-reads.md).
+ * Hands every message stored on `subject` after `afterSeq` when the read starts to `onMessage`,
+ * in order, and resolves once the last one was handed over (one stored meanwhile may come too).
+ * The end-of-run reads (billing's settlement record, the router's archive) read every frame of a
+ * run, one per token when tokens come further apart than the coalescing window; here a consumer
+ * hands each message straight to a callback, with no async iterator, promise or timer per message
+ * (docs/decisions/0048-end-of-run-reads.md). The read makes its consumer itself (no ack, in
+ * memory, one replica, as an ordered consumer is): the request that makes it also says how many
+ * messages wait, so no stream-info request and no look-up of the newest message go before it,
+ * and an empty subject ends the read at once.
  *
- * As `consumeOrdered` does for live readers: a reconnect stops the consume and a new ordered
- * consumer starts from the next sequence (a sequence already handed over is skipped), retried
- * while JetStream recovers; the consumer is removed when the read ends. A consumer says nothing
- * of messages that expire (the stream's max age) or are removed while they are read: after a
- * second without a delivery the read asks by direct get whether anything is left up to `lastSeq`,
- * and ends when nothing is. The first subscription's failure (a missing stream, a refused
- * filter) rejects.
+ * As `consumeOrdered` does for live readers: a reconnect stops the consume and a new consumer
+ * starts from the next sequence (a sequence already handed over is skipped), retried while
+ * JetStream recovers; the consumer is removed when the read ends. A consumer says nothing of
+ * messages that expire (the stream's max age) or are removed while they are read: after a second
+ * without a delivery the read asks by direct get whether anything is left, and ends when nothing
+ * is. The first consumer's failure (a missing stream, a refused filter) rejects.
  */
 export function readStoredRange(
   bus: Bus,
-  range: { stream: string; subject: string; afterSeq: number; lastSeq: number },
+  range: { stream: string; subject: string; afterSeq: number },
   onMessage: (message: RawStoredMessage) => void,
 ): Promise<void> {
-  const { stream, subject, lastSeq } = range;
+  const { stream, subject } = range;
   return new Promise<void>((resolve, reject) => {
     let nextSeq = range.afterSeq + 1;
+    /** Messages stored when the read began and not handed over yet (known once the first consumer is made). */
+    let left: number | undefined;
     let consumer: Consumer | undefined;
     let messages: ConsumerMessages | undefined;
     /** Bumped by every (re)subscription: a consume that ended belongs to the current one only if equal. */
@@ -59,17 +71,35 @@ export function readStoredRange(
       else reject(error);
     };
 
+    /**
+     * The messages of one consumer, `mine`. Its delivery sequence goes up by one per message: a
+     * jump means some were lost on the way (a connection cut), and a new consumer reads on from
+     * the next sequence, however the client's reconnect and its re-pull are timed.
+     */
+    const deliveries = (mine: number) => {
+      let expected = 1;
+      return (message: JsMsg) => {
+        if (finished || mine !== generation) return;
+        if (message.info.deliverySequence !== expected) {
+          resubscribe();
+          return;
+        }
+        expected++;
+        deliver(message);
+      };
+    };
+
     const deliver = (message: JsMsg) => {
-      if (finished) return;
       try {
         const seq = message.seq;
         // Sent again by a consumer that replaced one whose last deliveries did arrive.
         if (seq < nextSeq) return;
         nextSeq = seq + 1;
         delivered++;
+        if (left !== undefined) left--;
         const pending = message.info.pending;
         onMessage({ seq, subject, data: message.data, pending });
-        if (pending === 0 || seq >= lastSeq) finish();
+        if (pending === 0 || left === 0) finish();
       } catch (error) {
         finish(error);
       }
@@ -78,18 +108,28 @@ export function readStoredRange(
     const subscribe = async (mine: number, first: boolean): Promise<void> => {
       for (let attempt = 1; !finished && mine === generation; attempt++) {
         try {
-          const opened = await bus.js.consumers.get(stream, {
-            filter_subjects: subject,
+          const info = await bus.jsm.consumers.add(stream, {
+            filter_subject: subject,
             deliver_policy: DeliverPolicy.StartSequence,
             opt_start_seq: nextSeq,
+            ack_policy: AckPolicy.None,
+            mem_storage: true,
+            num_replicas: 1,
+            inactive_threshold: ORPHAN_CONSUMER_NS,
           });
+          const opened = bus.js.consumers.getConsumerFromInfo(info);
           if (finished || mine !== generation) {
             remove(opened);
             return;
           }
           remove(consumer);
           consumer = opened;
-          const consume = await opened.consume({ max_messages: PULL_BATCH, callback: deliver });
+          left ??= info.num_pending;
+          if (left === 0 || info.num_pending === 0) {
+            finish();
+            return;
+          }
+          const consume = await opened.consume({ max_messages: PULL_BATCH, callback: deliveries(mine) });
           if (finished || mine !== generation) {
             consume.stop();
             return;
@@ -134,8 +174,8 @@ export function readStoredRange(
         return;
       }
       void nextStored(bus, { stream, subject, afterSeq: nextSeq - 1 }).then(
-        (left) => {
-          if (!left || left.seq > lastSeq) finish();
+        (stored) => {
+          if (!stored) finish();
         },
         // A failed check (a broker restarting) is tried again at the next tick.
         () => undefined,
