@@ -1,7 +1,7 @@
 /**
  * What reading a run's stored frames back costs, per frame: the read billing makes to settle a
- * run and the router makes to archive it (`readStored` of `run.<id>.events`, an ordered
- * consumer up to the subject's newest message). A run streams at one frame per token when its
+ * run and the router makes to archive it (`readStored` of `run.<id>.events`: a consumer up to
+ * what the subject holds when the read starts). A run streams at one frame per token when its
  * tokens come further apart than the coalescing window, so these end-of-run reads are paid per
  * token, after the live delivery to the author. Stores `--runs` runs of `--frames` text frames
  * each (published as the writer does), then reads every run `--rounds` times, one run at a time
