@@ -85,4 +85,22 @@ describe('a stored read', () => {
     while ((await consumers()) > 0) await new Promise((resolve) => setTimeout(resolve, 100));
     expect(await consumers()).toBe(0);
   }, 120_000);
+
+  it('reads only what follows afterSeq, and rejects for a stream that does not exist', async () => {
+    const runId = randomUUID();
+    const contents = await storeFrames(runId, 5);
+    const options = {
+      stream: bus.names.streams.events,
+      subject: bus.names.events(runId),
+      schema: EventEnvelope,
+    };
+    const all = await readStored(bus, options);
+    expect(all.map(contentOf)).toEqual(contents);
+    const rest = await readStored(bus, { ...options, afterSeq: all[1]!.seq });
+    expect(rest.map((item) => item.seq)).toEqual(all.slice(2).map((item) => item.seq));
+    expect(await readStored(bus, { ...options, afterSeq: all.at(-1)!.seq })).toEqual([]);
+    await expect(
+      readStored(bus, { ...options, stream: `${bus.names.streams.events}_MISSING` }),
+    ).rejects.toThrow(/stream not found/);
+  });
 });
