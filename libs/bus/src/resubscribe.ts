@@ -24,8 +24,13 @@ export interface ResubscribingReader extends AsyncIterable<JsMsg> {
   stop(): void;
 }
 
-/** How long one outage may take before the reader gives up re-subscribing and fails. */
-const RESUBSCRIBE_DEADLINE_MS = 120_000;
+/** How long one outage may take before a reader gives up re-subscribing and fails. */
+export const RESUBSCRIBE_DEADLINE_MS = 120_000;
+
+/** Removes a reader's consumer from the server (unless the connection is gone), not waiting for it. */
+export function removeConsumer(bus: Bus, consumer: Consumer | undefined): void {
+  if (consumer && !bus.connection.isClosed()) void consumer.delete().catch(() => undefined);
+}
 
 /**
  * An ordered consumer of one filter that survives a broker restart. nats.js notices a restart
@@ -45,9 +50,7 @@ export async function consumeOrdered(
   // one is removed when its reader is done with it, or replaced after a reconnect; the server's
   // inactivity threshold still removes what a process that died left behind.
   let consumer: Consumer | undefined;
-  const remove = (done: Consumer | undefined) => {
-    if (done && !bus.connection.isClosed()) void done.delete().catch(() => undefined);
-  };
+  const remove = (done: Consumer | undefined) => removeConsumer(bus, done);
   const open = async (fromSeq: number): Promise<ConsumerMessages> => {
     const previous = consumer;
     consumer = await bus.js.consumers.get(options.stream, {

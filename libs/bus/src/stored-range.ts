@@ -8,12 +8,10 @@ import {
 import { backoffDelay, isTransientNatsError } from './backoff.ts';
 import type { Bus } from './connection.ts';
 import { nextStored, type RawStoredMessage } from './raw-reads.ts';
-import { onReconnect } from './resubscribe.ts';
+import { onReconnect, RESUBSCRIBE_DEADLINE_MS, removeConsumer } from './resubscribe.ts';
 
 /** How long a range read may go without a delivery before it asks what is left. */
 const IDLE_CHECK_MS = 1_000;
-/** How long one outage may take before the read gives up re-subscribing and fails. */
-const RESUBSCRIBE_DEADLINE_MS = 120_000;
 /** Messages asked for per pull. */
 const PULL_BATCH = 512;
 /** How long the server keeps a consumer whose reader died without removing it. */
@@ -31,7 +29,7 @@ const ORPHAN_CONSUMER_NS = 5 * 60 * 1_000_000_000;
  * and an empty subject ends the read at once.
  *
  * As `consumeOrdered` does for live readers: a reconnect stops the consume and a new consumer
- * starts from the next sequence (a sequence already handed over is skipped), retried while
+ * starts from the next sequence (messages of the one it replaced are ignored), retried while
  * JetStream recovers; the consumer is removed when the read ends. A consumer says nothing of
  * messages that expire (the stream's max age) or are removed while they are read: after a second
  * without a delivery the read asks by direct get whether anything is left, and ends when nothing
@@ -56,9 +54,7 @@ export function readStoredRange(
     let outageSince: number | undefined;
     let finished = false;
 
-    const remove = (done: Consumer | undefined) => {
-      if (done && !bus.connection.isClosed()) void done.delete().catch(() => undefined);
-    };
+    const remove = (done: Consumer | undefined) => removeConsumer(bus, done);
     const finish = (error?: unknown) => {
       if (finished) return;
       finished = true;
@@ -92,8 +88,6 @@ export function readStoredRange(
     const deliver = (message: JsMsg) => {
       try {
         const seq = message.seq;
-        // Sent again by a consumer that replaced one whose last deliveries did arrive.
-        if (seq < nextSeq) return;
         nextSeq = seq + 1;
         delivered++;
         if (left !== undefined) left--;
@@ -125,7 +119,8 @@ export function readStoredRange(
           remove(consumer);
           consumer = opened;
           left ??= info.num_pending;
-          if (left === 0 || info.num_pending === 0) {
+          // Nothing (left) to read: an empty subject, or what was left expired meanwhile.
+          if (info.num_pending === 0) {
             finish();
             return;
           }
