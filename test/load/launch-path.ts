@@ -16,9 +16,13 @@
  * pulls, collections; one-second slices, the busiest left out) is printed as CPU per second,
  * and the CPU per launch is printed once more with that idle rate over the launches' duration
  * taken off. It also prints how long each run
- * took from its last text frame to `done`, the end of a run as the author's client sees it.
+ * took from its last text frame to `done`, the end of a run as the author's client sees it, and
+ * the read and write system calls each service made per launch (/proc/<pid>/io: nearly all of
+ * them socket reads and writes, each message to another process one of each).
+ * The measured runs come after `--warmup` launches, whose first slice is printed apart (a
+ * process's cost right after start-up) with the curve of the rest (docs/decisions/0050).
  *
- *   node test/load/launch-path.ts [--runs 15] [--untraced] [--idle-ms 5000] [--env KEY=VALUE ...]
+ *   node test/load/launch-path.ts [--runs 15] [--warmup 200] [--untraced] [--idle-ms 5000] [--env KEY=VALUE ...]
  */
 import { parseArgs } from 'node:util';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -28,8 +32,9 @@ import type { ReceivedSpan } from '../support/otlp-receiver.ts';
 import { startOtlpReceiver } from '../support/otlp-receiver.ts';
 import { scrape, sumOf } from '../support/prometheus.ts';
 import { type ConnectionCounters, startPrivateNats } from './support/private-nats.ts';
-import { cpuMeter, loadAverage, namedProcessesCpuMs, rssKb } from './support/proc.ts';
+import { cpuMeter, loadAverage, namedProcessesCpuMs, rssKb, syscallCounts } from './support/proc.ts';
 import { distribution, rounded, sleep, table } from './support/stats.ts';
+import { WARMUP_LAUNCHES, WARMUP_SLICE } from './support/warmup.ts';
 
 // A nats-server of the benchmark's own, so its CPU and every connection's message counts are the
 // launches' alone (the machine's has no monitoring port).
@@ -38,15 +43,19 @@ process.env.NATS_URL = nats.url;
 const { envFromPairs, serviceCpuMs, startBenchStack } = await import('./support/bench-stack.ts');
 const { matchDelays, plainReply, streamRun, writerRequest } = await import('./support/runs.ts');
 
+const SLICE = WARMUP_SLICE;
+
 const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '15' },
+    warmup: { type: 'string', default: String(WARMUP_LAUNCHES) },
     untraced: { type: 'boolean', default: false },
     'idle-ms': { type: 'string', default: '5000' },
     env: { type: 'string', multiple: true, default: [] },
   },
 });
 const runs = Number(values.runs);
+const warmup = Number(values.warmup);
 const traced = !values.untraced;
 const TTFT_MS = 100;
 
@@ -63,6 +72,8 @@ const bench = await startBenchStack({
 });
 const layouts: Array<Map<string, { offset: number; duration: number }>> = [];
 const toModel: number[] = [];
+/** Per slice of the warm-up: service CPU per launch and POST → model request p50 (ms). */
+const warmupCurve: Array<{ launches: number; cpu_ms_per_launch: number; to_model_p50_ms: number }> = [];
 /** Per run: the last text frame's arrival to `done` (step result, settlement, the run's end: what the author waits for). */
 const lastTextToDone: number[] = [];
 let cpuPerLaunch: Record<string, number> = {};
@@ -72,6 +83,8 @@ let serversMsPerLaunch = { postgres: 0, redis: 0 };
 // Statements each service sent per launch, from its own pg metrics (like the NATS counts, they do
 // not move with the machine's load).
 let statementsPerLaunch: Record<string, number> = {};
+/** Read and write system calls each service made per launch (/proc/<pid>/io; sockets, mostly). */
+let syscallsPerLaunch: Record<string, { reads: number; writes: number }> = {};
 let messagesPerLaunch: Record<string, { sent: number; received: number }> = {};
 let consumersLeft = 0;
 let brokerRssFromKb = 0;
@@ -86,7 +99,7 @@ try {
   const reply = { text: plainReply(5), tokens_per_second: 100, ttft_ms: TTFT_MS };
   await bench.fake.addScript({
     match: { role: 'writer' },
-    responses: Array.from({ length: runs + 3 }, () => reply),
+    responses: Array.from({ length: runs + warmup }, () => reply),
   });
   // Measured from the first counted run on: the warm-up runs are left out.
   let meter: (() => Record<string, number>) | undefined;
@@ -95,8 +108,11 @@ try {
   let countedFrom: ConnectionCounters[] = [];
   let serversFrom = { postgres: 0, redis: 0 };
   let statementsFrom: Record<string, number> = {};
-  for (let index = 0; index < runs + 3; index++) {
-    if (index === 3) {
+  let syscallsFrom: Record<string, { reads: number; writes: number }> = {};
+  let sliceMeter = cpuMeter(bench.pids());
+  let sliceToModel: number[] = [];
+  for (let index = 0; index < runs + warmup; index++) {
+    if (index === warmup) {
       if (idleMs > 0) idlePerSecond = await idleCpuPerSecond(idleMs);
       launchesMs = performance.now();
       meter = cpuMeter(bench.pids());
@@ -105,13 +121,27 @@ try {
       brokerRssFromKb = rssKb(nats.pid);
       serversFrom = { postgres: namedProcessesCpuMs('postgres'), redis: namedProcessesCpuMs('redis-server') };
       statementsFrom = await statementCounts();
+      syscallsFrom = syscallsByInstance();
     }
     receiver?.clear();
     const trace = await streamRun(bench.gateway, bench.author(index), `launch path ${index}`);
     if (trace.failure) throw new Error(`run failed: ${trace.failure}`);
-    // The first runs warm JIT and pools: a busy service has paid those already.
-    if (index < 3) continue;
     const delays = matchDelays(trace, await writerRequest(bench, trace.runId));
+    if (index < warmup) {
+      // The warm-up, in slices: how the cost of a launch falls as the processes warm.
+      if (delays) sliceToModel.push(delays.toModel);
+      if ((index + 1) % SLICE === 0 || index + 1 === warmup) {
+        const launches = (index % SLICE) + 1;
+        warmupCurve.push({
+          launches: index + 1,
+          cpu_ms_per_launch: rounded(serviceCpuMs(sliceMeter()) / launches),
+          to_model_p50_ms: rounded(distribution(sliceToModel).p50),
+        });
+        sliceMeter = cpuMeter(bench.pids());
+        sliceToModel = [];
+      }
+      continue;
+    }
     if (delays) toModel.push(delays.toModel);
     const lastText = trace.text.at(-1);
     if (lastText && trace.doneAt !== undefined) lastTextToDone.push(trace.doneAt - lastText.receivedAt);
@@ -123,6 +153,7 @@ try {
     layouts.push(layout(spans));
   }
   cpuPerLaunch = meter?.() ?? {};
+  syscallsPerLaunch = perLaunchSyscalls(syscallsFrom, syscallsByInstance());
   launchesMs = performance.now() - launchesMs;
   brokerMsPerLaunch = rounded((brokerMeter?.()['nats-server'] ?? 0) / runs);
   const statementsTo = await statementCounts();
@@ -183,6 +214,28 @@ async function idleCpuPerSecond(ms: number): Promise<Record<string, number>> {
       return [name, rounded(kept.reduce((sum, value) => sum + value, 0) / kept.length)];
     }),
   );
+}
+
+function syscallsByInstance(): Record<string, { reads: number; writes: number }> {
+  return Object.fromEntries(
+    Object.entries(bench.pids()).map(([instance, pid]) => [instance, syscallCounts(pid)]),
+  );
+}
+
+/** Per service (replicas summed), the system calls between two readings, divided by the measured runs. */
+function perLaunchSyscalls(
+  before: Record<string, { reads: number; writes: number }>,
+  after: Record<string, { reads: number; writes: number }>,
+): Record<string, { reads: number; writes: number }> {
+  const result: Record<string, { reads: number; writes: number }> = {};
+  for (const [instance, counts] of Object.entries(after)) {
+    const service = instance.replace(/-\d+$/, '');
+    const row = result[service] ?? { reads: 0, writes: 0 };
+    result[service] = row;
+    row.reads = rounded(row.reads + (counts.reads - (before[instance]?.reads ?? 0)) / runs);
+    row.writes = rounded(row.writes + (counts.writes - (before[instance]?.writes ?? 0)) / runs);
+  }
+  return result;
 }
 
 /** Statements sent so far per service (`db.client.operation.duration` samples of its pg instrumentation). */
@@ -327,6 +380,17 @@ console.log(
     .map(([service, count]) => `${service} ${count}`)
     .join(', ')}`,
 );
+if (warmupCurve.length > 0) {
+  const cold = warmupCurve[0]!;
+  console.log(
+    `warm-up, ${warmup} launches before the measured ones: the first ${cold.launches} after start-up (cold) ${cold.cpu_ms_per_launch} ms of service CPU per launch, POST → model request p50 ${cold.to_model_p50_ms} ms; per ${SLICE} launches: CPU ${warmupCurve.map((slice) => slice.cpu_ms_per_launch).join(' → ')} ms, p50 ${warmupCurve.map((slice) => slice.to_model_p50_ms).join(' → ')} ms`,
+  );
+}
+console.log(
+  `system calls per launch, write / read: ${Object.entries(syscallsPerLaunch)
+    .map(([service, row]) => `${service} ${row.writes} / ${row.reads}`)
+    .join(', ')}`,
+);
 if (traced) {
   console.log(
     table([
@@ -339,6 +403,9 @@ console.log(
   JSON.stringify({
     bench: 'launch-path',
     runs,
+    warmup_launches: warmup,
+    cold: warmupCurve[0],
+    warmup_curve: warmupCurve,
     traced,
     load_average: load,
     to_model_p50_ms: rounded(distribution(toModel).p50),
@@ -355,6 +422,7 @@ console.log(
     ms_per_launch: rounded(launchesMs / runs),
     nats_messages_per_launch: messagesPerLaunch,
     statements_per_launch: statementsPerLaunch,
+    syscalls_per_launch: syscallsPerLaunch,
     events_consumers_after: consumersLeft,
     nats_server_rss_growth_mb: brokerRssGrowthMb,
     spans: summary.map((row) => ({

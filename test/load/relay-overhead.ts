@@ -12,10 +12,12 @@
  * JSON line.
  *
  * Figure 2 comes from its own phase first: `--ttft-runs` short runs one after another (nothing else
- * running), POST to first text frame minus the fake's TTFT.
+ * running), POST to first text frame minus the fake's TTFT, after `--ttft-warmup` such runs (a
+ * process's first launches cost twice as much, support/warmup.ts), whose first slice is
+ * reported apart as the cold figure.
  *
  *   node test/load/relay-overhead.ts [--levels 1,50,100,200] [--tokens 200] [--rate 20] [--ttft 100]
- *                                    [--ttft-runs 20]
+ *                                    [--ttft-runs 20] [--ttft-warmup 200]
  */
 import { parseArgs } from 'node:util';
 import { envFromPairs, startBenchStack } from './support/bench-stack.ts';
@@ -30,6 +32,7 @@ import {
 import { loadAverage } from './support/proc.ts';
 import { plainReply } from './support/runs.ts';
 import { distribution, rounded, table } from './support/stats.ts';
+import { WARMUP_LAUNCHES, WARMUP_SLICE } from './support/warmup.ts';
 
 const { values } = parseArgs({
   options: {
@@ -38,6 +41,7 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '20' },
     ttft: { type: 'string', default: '100' },
     'ttft-runs': { type: 'string', default: '20' },
+    'ttft-warmup': { type: 'string', default: String(WARMUP_LAUNCHES) },
     env: { type: 'string', multiple: true, default: [] },
   },
 });
@@ -46,6 +50,7 @@ const tokens = Number(values.tokens);
 const tokensPerSecond = Number(values.rate);
 const ttftMs = Number(values.ttft);
 const ttftRuns = Number(values['ttft-runs']);
+const ttftWarmup = Number(values['ttft-warmup']);
 const extraEnv = envFromPairs(values.env);
 /** Sequential runs at level 1 (more samples for the uncontended TTFT). */
 const SINGLE_RUNS = 3;
@@ -69,14 +74,20 @@ try {
   const short = { text: plainReply(5), tokens_per_second: 100, ttft_ms: ttftMs };
   await bench.fake.addScript({
     match: { role: 'writer' },
-    responses: Array.from({ length: ttftRuns + 3 }, () => short),
+    responses: Array.from({ length: ttftRuns + ttftWarmup }, () => short),
   });
-  // Warm-up: first-call costs (JIT, connection pools) are not what a busy service pays.
-  await quillPhase(bench, { runs: 3, concurrency: 1, spreadMs: 0 });
+  // Warm-up: first-call costs (JIT, connection pools) are not what a busy service pays; the first
+  // slice of it is what a replica pays right after start-up.
+  const warming = await quillPhase(bench, { runs: ttftWarmup, concurrency: 1, spreadMs: 0 });
+  const cold = warming.delays.slice(0, WARMUP_SLICE);
   const sequential = await quillPhase(bench, { runs: ttftRuns, concurrency: 1, spreadMs: 0 });
   const ttftOf = (pick: (run: (typeof sequential.delays)[number]) => number) =>
     distribution(sequential.delays.map(pick));
   ttftFigure = {
+    warmup_runs: ttftWarmup,
+    cold_runs: cold.length,
+    cold_p50: distribution(cold.map((run) => run.ttft)).p50 - ttftMs,
+    cold_to_model_p50: distribution(cold.map((run) => run.toModel)).p50,
     runs: sequential.delays.length,
     failures: sequential.failures.length,
     // POST → first text frame, minus the fake's configured TTFT.
@@ -195,13 +206,17 @@ const rows = figures.map((figure) => {
 });
 const t = ttftFigure as {
   runs: number;
+  warmup_runs: number;
+  cold_runs: number;
+  cold_p50: number;
+  cold_to_model_p50: number;
   p50: number;
   p95: number;
   to_model_p50: number;
   first_token_relay_p50: number;
 };
 console.log(
-  `time to first token overhead (${t.runs} sequential runs): p50 ${t.p50.toFixed(1)} ms, p95 ${t.p95.toFixed(1)} ms (to model ${t.to_model_p50.toFixed(1)} + first frame ${t.first_token_relay_p50.toFixed(1)})`,
+  `time to first token overhead (${t.runs} sequential runs after ${t.warmup_runs}): p50 ${t.p50.toFixed(1)} ms, p95 ${t.p95.toFixed(1)} ms (to model ${t.to_model_p50.toFixed(1)} + first frame ${t.first_token_relay_p50.toFixed(1)}); the first ${t.cold_runs} after start-up p50 ${t.cold_p50.toFixed(1)} ms (to model ${t.cold_to_model_p50.toFixed(1)})`,
 );
 console.log(
   `relay overhead: ${tokens} tokens per run at ${tokensPerSecond} tokens/s, model TTFT ${ttftMs} ms (frame delays and the first CPU figure while all runs stream)`,

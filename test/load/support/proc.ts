@@ -26,6 +26,20 @@ export function rssKb(pid: number): number {
   return match ? Number(match[1]) : 0;
 }
 
+/** Read and write system calls a process has made so far (/proc/<pid>/io); zeros once it is gone. */
+export function syscallCounts(pid: number | undefined): { reads: number; writes: number } {
+  if (pid === undefined) return { reads: 0, writes: 0 };
+  try {
+    const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+    return {
+      reads: Number(/syscr: (\d+)/.exec(io)?.[1] ?? 0),
+      writes: Number(/syscw: (\d+)/.exec(io)?.[1] ?? 0),
+    };
+  } catch {
+    return { reads: 0, writes: 0 };
+  }
+}
+
 /** CPU ms per named process between two moments: `const done = cpuMeter(pids); …; done()`. */
 export function cpuMeter(pids: Record<string, number | undefined>): () => Record<string, number> {
   const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMs(pid)]));
