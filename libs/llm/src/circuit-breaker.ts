@@ -22,20 +22,38 @@ export type BreakerState = 'closed' | 'open' | 'half_open';
  */
 const NOW = `local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000)`;
 
+// The admission of one provider's breaker `key`: closed, or the half-open probe, or open.
+const ADMIT_FUNCTION = `local function admit(key, probeLeaseMs, ttlMs)
+  local state = redis.call('HGET', key, 'state')
+  if not state or state == 'closed' then return 'closed' end
+  if state == 'open' then
+    if now < tonumber(redis.call('HGET', key, 'open_until')) then return 'open' end
+    redis.call('HSET', key, 'state', 'half_open', 'probe_until', now + tonumber(probeLeaseMs))
+    redis.call('PEXPIRE', key, ttlMs)
+    return 'probe'
+  end
+  if now < tonumber(redis.call('HGET', key, 'probe_until') or '0') then return 'open' end
+  redis.call('HSET', key, 'probe_until', now + tonumber(probeLeaseMs))
+  redis.call('PEXPIRE', key, ttlMs)
+  return 'probe'
+end`;
+
 // ARGV: probeLeaseMs, ttlMs
 const ADMIT = defineLuaScript(`${NOW}
-local state = redis.call('HGET', KEYS[1], 'state')
-if not state or state == 'closed' then return 'closed' end
-if state == 'open' then
-  if now < tonumber(redis.call('HGET', KEYS[1], 'open_until')) then return 'open' end
-  redis.call('HSET', KEYS[1], 'state', 'half_open', 'probe_until', now + tonumber(ARGV[1]))
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 'probe'
+${ADMIT_FUNCTION}
+return admit(KEYS[1], ARGV[1], ARGV[2])`);
+
+// KEYS: the session's pin, then each provider's breaker in the configured order. ARGV:
+// probeLeaseMs, ttlMs, then the providers' names in that order. The provider a session's call
+// goes to first (the pinned one when configured, else the first) and its admission.
+const ADMIT_FIRST = defineLuaScript(`${NOW}
+${ADMIT_FUNCTION}
+local pinned = redis.call('GET', KEYS[1])
+local first = 1
+for index = 3, #ARGV do
+  if ARGV[index] == pinned then first = index - 2 end
 end
-if now < tonumber(redis.call('HGET', KEYS[1], 'probe_until') or '0') then return 'open' end
-redis.call('HSET', KEYS[1], 'probe_until', now + tonumber(ARGV[1]))
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return 'probe'`);
+return { ARGV[first + 2], admit(KEYS[first + 1], ARGV[1], ARGV[2]) }`);
 
 // ARGV: outcome (success|failure), threshold, windowMs, cooldownMs, ttlMs. Returns the new state.
 const RECORD = defineLuaScript(`${NOW}
@@ -61,8 +79,20 @@ if failures >= tonumber(ARGV[2]) and failures >= successes then
 end
 return 'closed'`);
 
+/** The provider a call goes to first and that provider's admission. */
+export interface FirstAdmission {
+  provider: string;
+  admission: Admission;
+}
+
 export interface CircuitBreaker {
   admit(provider: string): Promise<Admission>;
+  /**
+   * A session's call opens on the provider its pin names (`llm:pin:<sessionId>`, see
+   * session-pin.ts) when that is one of `providers`, else on the first of them: the pin read and
+   * that provider's admission in one round trip, both on the way to the model request.
+   */
+  admitFirst(sessionId: string, providers: readonly string[]): Promise<FirstAdmission>;
   recordSuccess(provider: string): Promise<BreakerState>;
   recordFailure(provider: string): Promise<BreakerState>;
 }
@@ -83,6 +113,14 @@ export function createCircuitBreaker(
   return {
     admit: async (provider) =>
       (await ADMIT.run(redis, [keys.llmBreaker(provider)], [settings.probeLeaseMs, ttlMs])) as Admission,
+    admitFirst: async (sessionId, providers) => {
+      const [provider, admission] = (await ADMIT_FIRST.run(
+        redis,
+        [keys.llmPin(sessionId), ...providers.map((name) => keys.llmBreaker(name))],
+        [settings.probeLeaseMs, ttlMs, ...providers],
+      )) as [string, Admission];
+      return { provider, admission };
+    },
     recordSuccess: (provider) => record(provider, 'success'),
     recordFailure: (provider) => record(provider, 'failure'),
   };

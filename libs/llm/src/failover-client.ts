@@ -1,6 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RedisClient, RedisKeys } from '@quill/redis';
-import { type BreakerSettings, type CircuitBreaker, createCircuitBreaker } from './circuit-breaker.ts';
+import {
+  type BreakerSettings,
+  type CircuitBreaker,
+  createCircuitBreaker,
+  type FirstAdmission,
+} from './circuit-breaker.ts';
 import { createLlmClient, type LlmTimeouts } from './client.ts';
 import { canFailOver, canRetrySameProvider, isProviderFailure, LlmCallError } from './errors.ts';
 import { prepareTrim, trimTranscript } from './intra-run-trimmer.ts';
@@ -107,14 +112,15 @@ async function* streamWithFailover(
   context: FailoverContext,
   request: ChatRequest,
 ): AsyncGenerator<LlmEvent, LlmCallResult, undefined> {
+  const first = await firstAdmission(context, request.sessionId);
   // Grows by the same provider again when a retry of it is due (see canRetrySameProvider).
-  const queue = await providerOrder(context, request.sessionId);
+  const queue = providerOrder(context.providers, first.provider);
   const attempts: LlmAttempt[] = [];
   let lastError: LlmCallError | undefined;
   let switches = 0;
   for (let position = 0; position < queue.length; position++) {
     const provider = queue[position]!;
-    const admission = await context.breaker.admit(provider.name);
+    const admission = position === 0 ? first.admission : await context.breaker.admit(provider.name);
     const next = queue[position + 1];
     if (admission === 'open') {
       lastError = new LlmCallError({ provider: provider.name, kind: 'circuit_open', outputStarted: false });
@@ -174,12 +180,18 @@ async function* streamWithFailover(
         trimmedToolResults: fitted.trimmedToolResults,
       });
       request.onAttempt?.(attempts.at(-1)!);
-      await context.breaker.recordSuccess(provider.name);
-      if (request.sessionId) {
-        await context.pins.set(request.sessionId, provider.name).catch((error: unknown) => {
-          context.logger?.warn({ err: error, session_id: request.sessionId }, 'could not pin the session');
-        });
-      }
+      // Independent hints (neither rejects): written together, on the way to the step's result.
+      await Promise.all([
+        context.breaker.recordSuccess(provider.name),
+        request.sessionId
+          ? context.pins.set(request.sessionId, provider.name).catch((error: unknown) => {
+              context.logger?.warn(
+                { err: error, session_id: request.sessionId },
+                'could not pin the session',
+              );
+            })
+          : undefined,
+      ]);
       return { ...result, failovers: switches, attempts };
     } catch (error) {
       done = true;
@@ -267,17 +279,38 @@ function failOpen(breaker: CircuitBreaker, logger: LlmLogger | undefined): Circu
   };
   return {
     admit: (provider) => guard(() => breaker.admit(provider), 'closed'),
+    // As the pin read alone did: an unreadable pin leaves the configured order.
+    admitFirst: (sessionId, providers) =>
+      guard(() => breaker.admitFirst(sessionId, providers), {
+        provider: providers[0]!,
+        admission: 'closed' as const,
+      }),
     recordSuccess: (provider) => guard(() => breaker.recordSuccess(provider), 'closed'),
     recordFailure: (provider) => guard(() => breaker.recordFailure(provider), 'closed'),
   };
 }
 
-/** The pinned provider first when the pin names one we have, else the configured order. */
-async function providerOrder(context: FailoverContext, sessionId: string | undefined) {
-  const pinned = sessionId ? await context.pins.get(sessionId).catch(() => undefined) : undefined;
-  const first = context.providers.find((provider) => provider.name === pinned);
-  if (!first) return [...context.providers];
-  return [first, ...context.providers.filter((provider) => provider !== first)];
+/**
+ * The provider a call goes to first and its admission: for a session, the one its pin names
+ * (when configured) read with the admission in one round trip; else the first configured.
+ */
+async function firstAdmission(
+  context: FailoverContext,
+  sessionId: string | undefined,
+): Promise<FirstAdmission> {
+  const configured = context.providers[0]!.name;
+  if (!sessionId) return { provider: configured, admission: await context.breaker.admit(configured) };
+  return context.breaker.admitFirst(
+    sessionId,
+    context.providers.map((provider) => provider.name),
+  );
+}
+
+/** `first` first, then the others in the configured order. */
+function providerOrder(providers: readonly LlmProvider[], first: string): LlmProvider[] {
+  const chosen = providers.find((provider) => provider.name === first);
+  if (!chosen) return [...providers];
+  return [chosen, ...providers.filter((provider) => provider !== chosen)];
 }
 
 /**

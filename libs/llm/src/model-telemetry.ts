@@ -116,6 +116,11 @@ export function observingBreaker(breaker: CircuitBreaker): CircuitBreaker {
   };
   return {
     admit: async (provider) => seen(provider, await breaker.admit(provider)),
+    admitFirst: async (sessionId, providers) => {
+      const first = await breaker.admitFirst(sessionId, providers);
+      seen(first.provider, first.admission);
+      return first;
+    },
     recordSuccess: async (provider) => seen(provider, await breaker.recordSuccess(provider)),
     recordFailure: async (provider) => seen(provider, await breaker.recordFailure(provider)),
   };

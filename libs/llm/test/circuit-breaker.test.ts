@@ -121,4 +121,50 @@ describe('breaker state machine', () => {
     expect(await replicaB.recordSuccess('probe')).toBe('closed');
     expect(await replicaA.admit('probe')).toBe('closed');
   });
+
+  it('admits a session call on its pinned provider, else the first configured, in one script', async () => {
+    const breaker = createCircuitBreaker(rig.redis, rig.keys, { ...settings, failureThreshold: 1 });
+    const providers = ['first-a', 'second-a'];
+    // No pin: the first configured provider, closed.
+    expect(await breaker.admitFirst('session-unpinned', providers)).toEqual({
+      provider: 'first-a',
+      admission: 'closed',
+    });
+    // A pin naming a configured provider: that one, with its own breaker's admission.
+    await rig.redis.set(rig.keys.llmPin('session-pinned-a'), 'second-a');
+    expect(await breaker.recordFailure('second-a')).toBe('open');
+    expect(await breaker.admitFirst('session-pinned-a', providers)).toEqual({
+      provider: 'second-a',
+      admission: 'open',
+    });
+    expect(await breaker.recordFailure('first-a')).toBe('open');
+    // A pin naming a provider this client does not have: the configured order.
+    await rig.redis.set(rig.keys.llmPin('session-pinned-elsewhere'), 'retired');
+    expect(await breaker.admitFirst('session-pinned-elsewhere', providers)).toEqual({
+      provider: 'first-a',
+      admission: 'open',
+    });
+  });
+
+  it('spends the half-open probe of the pinned provider only', async () => {
+    const shortCooldown = { ...settings, failureThreshold: 1, cooldownMs: 200 };
+    const breaker = createCircuitBreaker(rig.redis, rig.keys, shortCooldown);
+    const providers = ['first-b', 'second-b'];
+    expect(await breaker.recordFailure('first-b')).toBe('open');
+    expect(await breaker.recordFailure('second-b')).toBe('open');
+    await rig.redis.set(rig.keys.llmPin('session-probing'), 'second-b');
+    expect(
+      await eventually(async () => {
+        const states = await readBreakerStates(rig.redis, rig.keys, providers);
+        return states['first-b']?.state === 'half_open' && states['second-b']?.state === 'half_open';
+      }),
+    ).toBe(true);
+    expect(await breaker.admitFirst('session-probing', providers)).toEqual({
+      provider: 'second-b',
+      admission: 'probe',
+    });
+    // The other provider's probe is still there for whoever calls it first.
+    expect(await breaker.admit('first-b')).toBe('probe');
+    expect(await breaker.admit('second-b')).toBe('open');
+  });
 });

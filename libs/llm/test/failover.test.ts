@@ -1,5 +1,7 @@
+import { createServer } from 'node:net';
+import { createRedis } from '@quill/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LlmCallError } from '../src/index.ts';
+import { createFailoverClient, LlmCallError } from '../src/index.ts';
 import { call, type FailoverRig, startRig } from './failover-helpers.ts';
 
 let rig: FailoverRig;
@@ -12,6 +14,15 @@ afterAll(async () => {
 });
 
 const pinOf = (sessionId: string) => rig.redis.get(rig.keys.llmPin(sessionId));
+
+/** A loopback port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
 
 describe('failover before any output', () => {
   it.each([
@@ -96,6 +107,33 @@ describe('failover before any output', () => {
     const moved = await call(rig.client(), { runId: 'pin-3', sessionId });
     expect(moved.result).toMatchObject({ provider: 'primary', failovers: 1 });
     expect(await pinOf(sessionId)).toBe('primary');
+  });
+
+  it('with Redis unreachable a session call goes on: configured order, breakers taken as closed', async () => {
+    // A client whose every Redis command fails (nothing listens there, no retry per command).
+    const closed = await closedPort();
+    const deadRedis = createRedis(`redis://127.0.0.1:${closed}`, {
+      maxRetriesPerRequest: 0,
+      onError: () => undefined,
+    });
+    try {
+      const client = createFailoverClient({
+        providers: rig.providers,
+        redis: deadRedis,
+        keys: rig.keys,
+        timeouts: { connectMs: 5_000, firstTokenMs: 5_000, idleMs: 5_000 },
+        breaker: { failureThreshold: 1, windowMs: 60_000, cooldownMs: 60_000, probeLeaseMs: 5_000 },
+        pinTtlMs: 60_000,
+      });
+      const served = await call(client, { runId: 'redis-down-1', sessionId: 'session-redis-down' });
+      expect(served.result).toMatchObject({ provider: 'primary', failovers: 0 });
+      // Failover still works without the shared breaker.
+      rig.primary.addScript({ match: { run_id: 'redis-down-2' }, responses: [{ error: { status: 503 } }] });
+      const moved = await call(client, { runId: 'redis-down-2', sessionId: 'session-redis-down' });
+      expect(moved.result).toMatchObject({ provider: 'backup', failovers: 1 });
+    } finally {
+      deadRedis.disconnect();
+    }
   });
 
   it('a request error (400) is not a provider failure: no switch, the error surfaces', async () => {
