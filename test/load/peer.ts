@@ -17,9 +17,11 @@
  * Quill's services and nats-server, the peer's process, the direct client's; the fake LLM and
  * the reading client are shown apart, they are the same for all three). Postgres and Redis (used
  * by Quill only) are shared with the machine and not counted. Prints a table with ratios and one
- * JSON line.
+ * JSON line. Quill and the peer each serve `--warmup` short runs first, one after another (a
+ * process's first launches cost twice as much, support/warmup.ts); the direct client is a new
+ * process per phase.
  *
- *   node test/load/peer.ts [--levels 1,50,100] [--tokens 200] [--rate 20] [--single 5]
+ *   node test/load/peer.ts [--levels 1,50,100] [--tokens 200] [--rate 20] [--single 5] [--warmup 200]
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { parseArgs } from 'node:util';
@@ -30,6 +32,7 @@ import { cpuMeter, loadAverage } from './support/proc.ts';
 import { matchDelays, plainReply, type RunTrace } from './support/runs.ts';
 import { preciseNow, readSse } from './support/sse-reader.ts';
 import { distribution, rounded, table } from './support/stats.ts';
+import { WARMUP_LAUNCHES } from './support/warmup.ts';
 
 const { values } = parseArgs({
   options: {
@@ -38,6 +41,7 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '20' },
     ttft: { type: 'string', default: '100' },
     single: { type: 'string', default: '5' },
+    warmup: { type: 'string', default: String(WARMUP_LAUNCHES) },
   },
 });
 const levels = values.levels.split(',').map(Number);
@@ -72,9 +76,15 @@ try {
   }
   const started = await startPeer(bench.fake.url);
   peer = started.child;
-  // Warm-up of each (JIT, pools): one short run apiece is not what the figures are of.
-  await quillPhase(bench, { runs: 1, concurrency: 1, spreadMs: 0 });
-  await peerPhase(started.url, 1, 1, 0, 'warm');
+  // Warm-up of each (JIT, pools), the same number of short runs apiece: added last, so the fake
+  // (newest script first) serves them before the measured replies.
+  const warmup = Number(values.warmup);
+  const short = { text: plainReply(5), tokens_per_second: 100, ttft_ms: reply.ttft_ms };
+  for (const role of ['writer', 'peer']) {
+    await bench.fake.addScript({ match: { role }, responses: Array.from({ length: warmup }, () => short) });
+  }
+  await quillPhase(bench, { runs: warmup, concurrency: 1, spreadMs: 0 });
+  await peerPhase(started.url, warmup, 1, 0, 'warm');
   await directPhase(1, 1, 0, 'warm');
 
   for (const level of levels) {
