@@ -43,8 +43,6 @@ process.env.NATS_URL = nats.url;
 const { envFromPairs, serviceCpuMs, startBenchStack } = await import('./support/bench-stack.ts');
 const { matchDelays, plainReply, streamRun, writerRequest } = await import('./support/runs.ts');
 
-const SLICE = WARMUP_SLICE;
-
 const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '15' },
@@ -130,8 +128,8 @@ try {
     if (index < warmup) {
       // The warm-up, in slices: how the cost of a launch falls as the processes warm.
       if (delays) sliceToModel.push(delays.toModel);
-      if ((index + 1) % SLICE === 0 || index + 1 === warmup) {
-        const launches = (index % SLICE) + 1;
+      if ((index + 1) % WARMUP_SLICE === 0 || index + 1 === warmup) {
+        const launches = (index % WARMUP_SLICE) + 1;
         warmupCurve.push({
           launches: index + 1,
           cpu_ms_per_launch: rounded(serviceCpuMs(sliceMeter()) / launches),
@@ -383,7 +381,7 @@ console.log(
 if (warmupCurve.length > 0) {
   const cold = warmupCurve[0]!;
   console.log(
-    `warm-up, ${warmup} launches before the measured ones: the first ${cold.launches} after start-up (cold) ${cold.cpu_ms_per_launch} ms of service CPU per launch, POST → model request p50 ${cold.to_model_p50_ms} ms; per ${SLICE} launches: CPU ${warmupCurve.map((slice) => slice.cpu_ms_per_launch).join(' → ')} ms, p50 ${warmupCurve.map((slice) => slice.to_model_p50_ms).join(' → ')} ms`,
+    `warm-up, ${warmup} launches before the measured ones: the first ${cold.launches} after start-up (cold) ${cold.cpu_ms_per_launch} ms of service CPU per launch, POST → model request p50 ${cold.to_model_p50_ms} ms; per ${WARMUP_SLICE} launches: CPU ${warmupCurve.map((slice) => slice.cpu_ms_per_launch).join(' → ')} ms, p50 ${warmupCurve.map((slice) => slice.to_model_p50_ms).join(' → ')} ms`,
   );
 }
 console.log(
