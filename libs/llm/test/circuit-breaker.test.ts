@@ -2,7 +2,7 @@ import { createRedis, type RedisClient } from '@quill/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testUrls } from '../../../test/support/urls.ts';
 import { createCircuitBreaker } from '../src/circuit-breaker.ts';
-import { createFailoverClient, LlmCallError, quillErrorCodeFor, readBreakerStates } from '../src/index.ts';
+import { LlmCallError, quillErrorCodeFor, readBreakerStates } from '../src/index.ts';
 import { call, eventually, type FailoverRig, startRig } from './failover-helpers.ts';
 
 let rig: FailoverRig;
@@ -34,14 +34,7 @@ describe('circuit breaker shared through Redis', () => {
     expect((await states()).backup.state).toBe('closed');
 
     // Another replica: its own client and Redis connection, the same keys.
-    const replicaB = createFailoverClient({
-      providers: rig.providers,
-      redis: otherReplicaRedis,
-      keys: rig.keys,
-      timeouts: { connectMs: 5_000, firstTokenMs: 5_000, idleMs: 5_000 },
-      breaker: { failureThreshold: 3, windowMs: 60_000, cooldownMs: 1_000, probeLeaseMs: 5_000 },
-      pinTtlMs: 60_000,
-    });
+    const replicaB = rig.client({ redis: otherReplicaRedis, breaker });
     const skipped = await call(replicaB, { runId: 'cb-4' });
     expect(skipped.result).toMatchObject({ provider: 'backup', failovers: 1 });
     expect(rig.primary.requests({ run_id: 'cb-4' })).toHaveLength(0);

@@ -31,6 +31,8 @@ export interface ClientOverrides {
   breaker?: Partial<BreakerSettings>;
   providers?: LlmProvider[];
   retry?: RetrySettings;
+  /** Another replica's connection (same keys), or one that cannot reach Redis. */
+  redis?: RedisClient;
 }
 
 export async function startRig(fakeOptions: { maxInputTokens?: number } = {}): Promise<FailoverRig> {
@@ -63,7 +65,7 @@ export async function startRig(fakeOptions: { maxInputTokens?: number } = {}): P
     client: (overrides = {}) =>
       createFailoverClient({
         providers: overrides.providers ?? providers,
-        redis,
+        redis: overrides.redis ?? redis,
         keys,
         timeouts: { connectMs: 5_000, firstTokenMs: 5_000, idleMs: 5_000, ...overrides.timeouts },
         // A threshold no test reaches by accident; the breaker tests set their own.

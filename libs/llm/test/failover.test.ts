@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import { createRedis } from '@quill/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createFailoverClient, LlmCallError } from '../src/index.ts';
+import { LlmCallError } from '../src/index.ts';
 import { call, type FailoverRig, startRig } from './failover-helpers.ts';
 
 let rig: FailoverRig;
@@ -117,14 +117,7 @@ describe('failover before any output', () => {
       onError: () => undefined,
     });
     try {
-      const client = createFailoverClient({
-        providers: rig.providers,
-        redis: deadRedis,
-        keys: rig.keys,
-        timeouts: { connectMs: 5_000, firstTokenMs: 5_000, idleMs: 5_000 },
-        breaker: { failureThreshold: 1, windowMs: 60_000, cooldownMs: 60_000, probeLeaseMs: 5_000 },
-        pinTtlMs: 60_000,
-      });
+      const client = rig.client({ redis: deadRedis, breaker: { failureThreshold: 1 } });
       const served = await call(client, { runId: 'redis-down-1', sessionId: 'session-redis-down' });
       expect(served.result).toMatchObject({ provider: 'primary', failovers: 0 });
       // Failover still works without the shared breaker.
