@@ -22,7 +22,11 @@
  * The measured runs come after `--warmup` launches, whose first slice is printed apart (a
  * process's cost right after start-up) with the curve of the rest (docs/decisions/0050).
  *
- *   node test/load/launch-path.ts [--runs 15] [--warmup 200] [--untraced] [--idle-ms 5000] [--env KEY=VALUE ...]
+ * `--pause-ms` waits that long after each measured launch, as an author reads a reply before the
+ * next message: what a launch costs once the stack has been quiet (the CPU per launch then
+ * includes the quiet time's; the line net of the idle rate is the one to read).
+ *
+ *   node test/load/launch-path.ts [--runs 15] [--warmup 200] [--pause-ms 0] [--untraced] [--idle-ms 5000] [--env KEY=VALUE ...]
  */
 import { parseArgs } from 'node:util';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -47,6 +51,7 @@ const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '15' },
     warmup: { type: 'string', default: String(WARMUP_LAUNCHES) },
+    'pause-ms': { type: 'string', default: '0' },
     untraced: { type: 'boolean', default: false },
     'idle-ms': { type: 'string', default: '5000' },
     env: { type: 'string', multiple: true, default: [] },
@@ -54,6 +59,8 @@ const { values } = parseArgs({
 });
 const runs = Number(values.runs);
 const warmup = Number(values.warmup);
+/** A wait after each measured launch, as an author reads a reply before the next message. */
+const pauseMs = Number(values['pause-ms']);
 const traced = !values.untraced;
 const TTFT_MS = 100;
 
@@ -141,6 +148,7 @@ try {
       continue;
     }
     if (delays) toModel.push(delays.toModel);
+    if (pauseMs > 0) await sleep(pauseMs);
     const lastText = trace.text.at(-1);
     if (lastText && trace.doneAt !== undefined) lastTextToDone.push(trace.doneAt - lastText.receivedAt);
     if (!receiver) continue;
@@ -337,7 +345,7 @@ for (const [instance, ms] of Object.entries(cpuPerLaunch)) {
 }
 const cpuMsPerLaunch = rounded(serviceCpuMs(cpuPerLaunch) / runs);
 console.log(
-  `launch path: ${runs} runs${traced ? ` (${layouts.length} traced)` : ', untraced'}, POST → model request p50 ${rounded(distribution(toModel).p50)} ms, p95 ${rounded(distribution(toModel).p95)} ms; last text → done p50 ${rounded(distribution(lastTextToDone).p50)} ms; CPU per launch ${cpuMsPerLaunch} ms (${Object.entries(
+  `launch path: ${runs} runs${traced ? ` (${layouts.length} traced)` : ', untraced'}${pauseMs > 0 ? `, ${pauseMs} ms apart` : ''}, POST → model request p50 ${rounded(distribution(toModel).p50)} ms, p95 ${rounded(distribution(toModel).p95)} ms; last text → done p50 ${rounded(distribution(lastTextToDone).p50)} ms; CPU per launch ${cpuMsPerLaunch} ms (${Object.entries(
     perService,
   )
     .map(([service, ms]) => `${service} ${ms}`)
@@ -402,6 +410,7 @@ console.log(
     bench: 'launch-path',
     runs,
     warmup_launches: warmup,
+    pause_ms: pauseMs,
     cold: warmupCurve[0],
     warmup_curve: warmupCurve,
     traced,

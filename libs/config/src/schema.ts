@@ -35,6 +35,9 @@ export const ConfigSchema = z.object({
   DATABASE_POOL_MAX: int(10, 1),
   // Kept open while idle (capped at the max): the launch path does not reconnect after a pause.
   DATABASE_POOL_MIN: int(4),
+  // How long a connection above the min idles before it closes: longer than an author's pause
+  // between messages, so the launch after it does not reopen the ones its parallel reads use.
+  DATABASE_POOL_IDLE_S: int(300, 1),
   // Parameterised statements are prepared once per connection (docs/decisions/0042); off behind a
   // pooler in transaction mode that does not keep prepared statements (PgBouncer before 1.21).
   DATABASE_PREPARED_STATEMENTS: bool.default(true),

@@ -12,6 +12,13 @@ export interface PoolOptions {
    * would otherwise open its connection first (a few ms each here, more over TLS).
    */
   min?: number;
+  /**
+   * How long a connection above `min` may idle before it is closed (pg's default is 10 s). An
+   * author reads a reply before sending the next message: a launch after such a pause found the
+   * connections its parallel reads had used closed, and PostgreSQL forked a backend and each
+   * statement was prepared again for every one it reopened (docs/decisions/0050).
+   */
+  idleTimeoutMs?: number;
   applicationName?: string;
   /** Names parameterised statements so the server plans each once per connection (default true). */
   preparedStatements?: boolean;
@@ -59,6 +66,7 @@ export function createPool(databaseUrl: string, options: PoolOptions = {}): pg.P
     connectionString: databaseUrl,
     max: options.max ?? 10,
     min: Math.min(options.min ?? 0, options.max ?? 10),
+    ...(options.idleTimeoutMs === undefined ? {} : { idleTimeoutMillis: options.idleTimeoutMs }),
     application_name: options.applicationName ?? 'quill',
     types: createTypeOverrides(),
     ...(options.preparedStatements === false ? {} : { Client: PreparingClient }),

@@ -62,6 +62,31 @@ describe('pool', () => {
   });
 });
 
+describe('idle connections', () => {
+  /** Opens `count` connections at once (each query holds its own until all have started). */
+  const openConnections = async (pool: ReturnType<typeof createPool>, count: number) => {
+    await Promise.all(Array.from({ length: count }, () => pool.query('SELECT pg_sleep(0.05)')));
+  };
+
+  it('keeps connections above the min for the idle timeout it was given, then down to the min', async () => {
+    const lasting = createPool(database.url, { max: 3, min: 1, idleTimeoutMs: 300_000 });
+    const brief = createPool(database.url, { max: 3, min: 1, idleTimeoutMs: 50 });
+    try {
+      await Promise.all([openConnections(lasting, 3), openConnections(brief, 3)]);
+      expect(lasting.totalCount).toBe(3);
+      // The brief pool closes its two extra connections; the lasting one still holds all three then.
+      for (let waited = 0; brief.totalCount > 1 && waited < 600; waited++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(brief.totalCount).toBe(1);
+      expect(lasting.totalCount).toBe(3);
+      expect(lasting.idleCount).toBe(3);
+    } finally {
+      await Promise.all([lasting.end(), brief.end()]);
+    }
+  });
+});
+
 describe('prepared statements', () => {
   it('names a statement after its operation, first table and text', () => {
     const name = statementName('SELECT phase FROM runs WHERE run_id = $1');

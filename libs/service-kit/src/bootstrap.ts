@@ -84,6 +84,7 @@ export async function startService(service: string): Promise<ServiceRuntime> {
   const pool = createPool(config.DATABASE_URL, {
     max: config.DATABASE_POOL_MAX,
     min: config.DATABASE_POOL_MIN,
+    idleTimeoutMs: config.DATABASE_POOL_IDLE_S * 1000,
     preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
   });
   const redis = createRedis(config.REDIS_URL, {
