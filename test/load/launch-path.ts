@@ -23,8 +23,8 @@
  * process's cost right after start-up) with the curve of the rest (docs/decisions/0050).
  *
  * `--pause-ms` waits that long after each measured launch, as an author reads a reply before the
- * next message: what a launch costs once the stack has been quiet (the CPU per launch then
- * includes the quiet time's; the line net of the idle rate is the one to read).
+ * next message: what a launch costs once the stack has been quiet (the CPU and system calls per
+ * launch then include the quiet time's; for CPU, read the line net of the idle rate).
  *
  *   node test/load/launch-path.ts [--runs 15] [--warmup 200] [--pause-ms 0] [--untraced] [--idle-ms 5000] [--env KEY=VALUE ...]
  */
@@ -32,11 +32,19 @@ import { parseArgs } from 'node:util';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { busNames } from '@quill/contracts';
-import type { ReceivedSpan } from '../support/otlp-receiver.ts';
 import { startOtlpReceiver } from '../support/otlp-receiver.ts';
 import { scrape, sumOf } from '../support/prometheus.ts';
+import { isModelCall, isRequest, layout, type SpanRow, summarizeLayouts } from './support/launch-layout.ts';
 import { type ConnectionCounters, startPrivateNats } from './support/private-nats.ts';
-import { cpuMeter, loadAverage, namedProcessesCpuMs, rssKb, syscallCounts } from './support/proc.ts';
+import {
+  cpuMeter,
+  loadAverage,
+  namedProcessesCpuMs,
+  rssKb,
+  type SyscallCounts,
+  syscallsOf,
+  syscallsPerService,
+} from './support/proc.ts';
 import { distribution, rounded, sleep, table } from './support/stats.ts';
 import { WARMUP_LAUNCHES, WARMUP_SLICE } from './support/warmup.ts';
 
@@ -75,7 +83,7 @@ const bench = await startBenchStack({
     ...envFromPairs(values.env),
   },
 });
-const layouts: Array<Map<string, { offset: number; duration: number }>> = [];
+const layouts: Array<Map<string, SpanRow>> = [];
 const toModel: number[] = [];
 /** Per slice of the warm-up: service CPU per launch and POST → model request p50 (ms). */
 const warmupCurve: Array<{ launches: number; cpu_ms_per_launch: number; to_model_p50_ms: number }> = [];
@@ -89,7 +97,7 @@ let serversMsPerLaunch = { postgres: 0, redis: 0 };
 // not move with the machine's load).
 let statementsPerLaunch: Record<string, number> = {};
 /** Read and write system calls each service made per launch (/proc/<pid>/io; sockets, mostly). */
-let syscallsPerLaunch: Record<string, { reads: number; writes: number }> = {};
+let syscallsPerLaunch: Record<string, SyscallCounts> = {};
 let messagesPerLaunch: Record<string, { sent: number; received: number }> = {};
 let consumersLeft = 0;
 let brokerRssFromKb = 0;
@@ -113,7 +121,7 @@ try {
   let countedFrom: ConnectionCounters[] = [];
   let serversFrom = { postgres: 0, redis: 0 };
   let statementsFrom: Record<string, number> = {};
-  let syscallsFrom: Record<string, { reads: number; writes: number }> = {};
+  let syscallsFrom: Record<string, SyscallCounts> = {};
   let sliceMeter = cpuMeter(bench.pids());
   let sliceToModel: number[] = [];
   for (let index = 0; index < runs + warmup; index++) {
@@ -126,7 +134,7 @@ try {
       brokerRssFromKb = rssKb(nats.pid);
       serversFrom = { postgres: namedProcessesCpuMs('postgres'), redis: namedProcessesCpuMs('redis-server') };
       statementsFrom = await statementCounts();
-      syscallsFrom = syscallsByInstance();
+      syscallsFrom = syscallsOf(bench.pids());
     }
     receiver?.clear();
     const trace = await streamRun(bench.gateway, bench.author(index), `launch path ${index}`);
@@ -159,7 +167,7 @@ try {
     layouts.push(layout(spans));
   }
   cpuPerLaunch = meter?.() ?? {};
-  syscallsPerLaunch = perLaunchSyscalls(syscallsFrom, syscallsByInstance());
+  syscallsPerLaunch = syscallsPerService(syscallsFrom, syscallsOf(bench.pids()), runs);
   launchesMs = performance.now() - launchesMs;
   brokerMsPerLaunch = rounded((brokerMeter?.()['nats-server'] ?? 0) / runs);
   const statementsTo = await statementCounts();
@@ -222,28 +230,6 @@ async function idleCpuPerSecond(ms: number): Promise<Record<string, number>> {
   );
 }
 
-function syscallsByInstance(): Record<string, { reads: number; writes: number }> {
-  return Object.fromEntries(
-    Object.entries(bench.pids()).map(([instance, pid]) => [instance, syscallCounts(pid)]),
-  );
-}
-
-/** Per service (replicas summed), the system calls between two readings, divided by the measured runs. */
-function perLaunchSyscalls(
-  before: Record<string, { reads: number; writes: number }>,
-  after: Record<string, { reads: number; writes: number }>,
-): Record<string, { reads: number; writes: number }> {
-  const result: Record<string, { reads: number; writes: number }> = {};
-  for (const [instance, counts] of Object.entries(after)) {
-    const service = instance.replace(/-\d+$/, '');
-    const row = result[service] ?? { reads: 0, writes: 0 };
-    result[service] = row;
-    row.reads = rounded(row.reads + (counts.reads - (before[instance]?.reads ?? 0)) / runs);
-    row.writes = rounded(row.writes + (counts.writes - (before[instance]?.writes ?? 0)) / runs);
-  }
-  return result;
-}
-
 /** Statements sent so far per service (`db.client.operation.duration` samples of its pg instrumentation). */
 async function statementCounts(): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
@@ -290,52 +276,7 @@ function perLaunchMessages(
   return result;
 }
 
-function isRequest(span: ReceivedSpan): boolean {
-  return span.serviceName === 'gateway' && span.kind === 'server';
-}
-
-function isModelCall(span: ReceivedSpan): boolean {
-  return span.serviceName === 'writer' && span.kind === 'client' && /POST/.test(span.name);
-}
-
-/** Each span's offset from the gateway's request span, up to the model call. */
-function layout(spans: ReceivedSpan[]): Map<string, { offset: number; duration: number }> {
-  // The newest model call: the previous run's last spans may still arrive after clear().
-  const model = spans.filter(isModelCall).sort((a, b) => b.startMs - a.startMs)[0];
-  const root = spans.find((span) => isRequest(span) && span.traceId === model?.traceId);
-  const rows = new Map<string, { offset: number; duration: number }>();
-  if (!root || !model) return rows;
-  const seen = new Map<string, number>();
-  for (const span of [...spans].sort((a, b) => a.startMs - b.startMs)) {
-    if (span.traceId !== root.traceId || span.startMs > model.startMs) continue;
-    const name = `${span.serviceName} ${span.name}`;
-    const occurrence = (seen.get(name) ?? 0) + 1;
-    seen.set(name, occurrence);
-    rows.set(occurrence > 1 ? `${name} #${occurrence}` : name, {
-      offset: span.startMs - root.startMs,
-      duration: span.endMs - span.startMs,
-    });
-  }
-  return rows;
-}
-
-const names = new Map<string, number>();
-for (const rows of layouts) {
-  for (const [name, row] of rows) names.set(name, Math.min(names.get(name) ?? Infinity, row.offset));
-}
-const summary = [...names.keys()]
-  .map((name) => {
-    const present = layouts.map((rows) => rows.get(name)).filter((row) => row !== undefined);
-    return {
-      span: name,
-      in_runs: present.length,
-      offset_p50: distribution(present.map((row) => row.offset)).p50,
-      duration_p50: distribution(present.map((row) => row.duration)).p50,
-    };
-  })
-  // Spans in most runs only: a stray housekeeping span would otherwise add noise rows.
-  .filter((row) => row.in_runs >= layouts.length / 2)
-  .sort((a, b) => a.offset_p50 - b.offset_p50);
+const summary = summarizeLayouts(layouts);
 
 // Per service (instance ids carry a replica suffix), each divided by the measured runs.
 const perService: Record<string, number> = {};

@@ -16,7 +16,7 @@ export interface PoolOptions {
    * How long a connection above `min` may idle before it is closed (pg's default is 10 s). An
    * author reads a reply before sending the next message: a launch after such a pause found the
    * connections its parallel reads had used closed, and PostgreSQL forked a backend and each
-   * statement was prepared again for every one it reopened (docs/decisions/0050).
+   * statement was prepared again for every one it reopened (docs/decisions/0051).
    */
   idleTimeoutMs?: number;
   applicationName?: string;

@@ -27,7 +27,7 @@ export function rssKb(pid: number): number {
 }
 
 /** Read and write system calls a process has made so far (/proc/<pid>/io); zeros once it is gone. */
-export function syscallCounts(pid: number | undefined): { reads: number; writes: number } {
+function syscallCounts(pid: number | undefined): { reads: number; writes: number } {
   if (pid === undefined) return { reads: 0, writes: 0 };
   try {
     const io = readFileSync(`/proc/${pid}/io`, 'utf8');
@@ -38,6 +38,37 @@ export function syscallCounts(pid: number | undefined): { reads: number; writes:
   } catch {
     return { reads: 0, writes: 0 };
   }
+}
+
+export type SyscallCounts = ReturnType<typeof syscallCounts>;
+
+/** Each named process's system calls so far. */
+export function syscallsOf(pids: Record<string, number | undefined>): Record<string, SyscallCounts> {
+  return Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, syscallCounts(pid)]));
+}
+
+/**
+ * Per service (an instance's replica suffix `-<n>` dropped, replicas summed), the system calls
+ * made between two readings of `syscallsOf`, divided by `launches`.
+ */
+export function syscallsPerService(
+  before: Record<string, SyscallCounts>,
+  after: Record<string, SyscallCounts>,
+  launches: number,
+): Record<string, SyscallCounts> {
+  const result: Record<string, SyscallCounts> = {};
+  for (const [instance, counts] of Object.entries(after)) {
+    const service = instance.replace(/-\d+$/, '');
+    const row = result[service] ?? { reads: 0, writes: 0 };
+    result[service] = row;
+    row.reads += counts.reads - (before[instance]?.reads ?? 0);
+    row.writes += counts.writes - (before[instance]?.writes ?? 0);
+  }
+  for (const row of Object.values(result)) {
+    row.reads = Math.round((row.reads / launches) * 100) / 100;
+    row.writes = Math.round((row.writes / launches) * 100) / 100;
+  }
+  return result;
 }
 
 /** CPU ms per named process between two moments: `const done = cpuMeter(pids); …; done()`. */
