@@ -22,11 +22,15 @@
  * The measured runs come after `--warmup` launches, whose first slice is printed apart (a
  * process's cost right after start-up) with the curve of the rest (docs/decisions/0050).
  *
+ * `--one-session` sends every launch into one author's session, as an author deep in a
+ * conversation: by the measured runs the session holds twice the warm-up's messages, which the
+ * router and the context compiler read at every launch.
+ *
  * `--pause-ms` waits that long after each measured launch, as an author reads a reply before the
  * next message: what a launch costs once the stack has been quiet (the CPU and system calls per
  * launch then include the quiet time's; for CPU, read the line net of the idle rate).
  *
- *   node test/load/launch-path.ts [--runs 15] [--warmup 200] [--pause-ms 0] [--untraced] [--idle-ms 5000] [--env KEY=VALUE ...]
+ *   node test/load/launch-path.ts [--runs 15] [--warmup 200] [--pause-ms 0] [--one-session] [--untraced] [--idle-ms 5000] [--env KEY=VALUE ...]
  */
 import { parseArgs } from 'node:util';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -61,6 +65,7 @@ const { values } = parseArgs({
     warmup: { type: 'string', default: String(WARMUP_LAUNCHES) },
     'pause-ms': { type: 'string', default: '0' },
     untraced: { type: 'boolean', default: false },
+    'one-session': { type: 'boolean', default: false },
     'idle-ms': { type: 'string', default: '5000' },
     env: { type: 'string', multiple: true, default: [] },
   },
@@ -70,6 +75,9 @@ const warmup = Number(values.warmup);
 /** A wait after each measured launch, as an author reads a reply before the next message. */
 const pauseMs = Number(values['pause-ms']);
 const traced = !values.untraced;
+/** Every launch continues one author's session: by the measured runs it holds hundreds of messages. */
+const oneSession = values['one-session'];
+let sessionId: string | undefined;
 const TTFT_MS = 100;
 
 const receiver = traced ? await startOtlpReceiver() : undefined;
@@ -137,8 +145,16 @@ try {
       syscallsFrom = syscallsOf(bench.pids());
     }
     receiver?.clear();
-    const trace = await streamRun(bench.gateway, bench.author(index), `launch path ${index}`);
+    const trace = oneSession
+      ? await streamRun(
+          bench.gateway,
+          bench.author(0),
+          `launch path ${index}`,
+          sessionId ? { sessionId } : {},
+        )
+      : await streamRun(bench.gateway, bench.author(index), `launch path ${index}`);
     if (trace.failure) throw new Error(`run failed: ${trace.failure}`);
+    sessionId ??= trace.sessionId;
     const delays = matchDelays(trace, await writerRequest(bench, trace.runId));
     if (index < warmup) {
       // The warm-up, in slices: how the cost of a launch falls as the processes warm.
@@ -286,7 +302,7 @@ for (const [instance, ms] of Object.entries(cpuPerLaunch)) {
 }
 const cpuMsPerLaunch = rounded(serviceCpuMs(cpuPerLaunch) / runs);
 console.log(
-  `launch path: ${runs} runs${traced ? ` (${layouts.length} traced)` : ', untraced'}${pauseMs > 0 ? `, ${pauseMs} ms apart` : ''}, POST → model request p50 ${rounded(distribution(toModel).p50)} ms, p95 ${rounded(distribution(toModel).p95)} ms; last text → done p50 ${rounded(distribution(lastTextToDone).p50)} ms; CPU per launch ${cpuMsPerLaunch} ms (${Object.entries(
+  `launch path: ${runs} runs${traced ? ` (${layouts.length} traced)` : ', untraced'}${pauseMs > 0 ? `, ${pauseMs} ms apart` : ''}${oneSession ? ', one session' : ''}, POST → model request p50 ${rounded(distribution(toModel).p50)} ms, p95 ${rounded(distribution(toModel).p95)} ms; last text → done p50 ${rounded(distribution(lastTextToDone).p50)} ms; CPU per launch ${cpuMsPerLaunch} ms (${Object.entries(
     perService,
   )
     .map(([service, ms]) => `${service} ${ms}`)
@@ -352,6 +368,7 @@ console.log(
     runs,
     warmup_launches: warmup,
     pause_ms: pauseMs,
+    one_session: oneSession,
     cold: warmupCurve[0],
     warmup_curve: warmupCurve,
     traced,

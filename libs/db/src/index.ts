@@ -132,7 +132,7 @@ export {
 } from './shared-tables/files.ts';
 export { listMessages } from './shared-tables/messages.ts';
 export { getProjectWorkspace } from './shared-tables/project-workspace.ts';
-export { getMessageRouting, listWaitingRuns, projectHasAssistantReply } from './shared-tables/routing.ts';
+export { listWaitingRuns, type RoutingContext, readRoutingContext } from './shared-tables/routing.ts';
 export {
   agentBaseRev,
   type CommitOutcome,

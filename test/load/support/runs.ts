@@ -7,6 +7,8 @@ import { preciseNow, readSse } from './sse-reader.ts';
 export interface RunTrace {
   status: number;
   runId: string | undefined;
+  /** The session the run went into (its `run_started` frame). */
+  sessionId?: string;
   postedAt: number;
   /** Per `text` frame: the chat text's length after it (UTF-16 units) and when it arrived. */
   text: Array<{ end: number; receivedAt: number }>;
@@ -35,7 +37,13 @@ export async function streamRun(
   gateway: string,
   author: BenchAuthor,
   message: string,
-  options: { signal?: AbortSignal; onTrace?: (trace: RunTrace) => void; stallMs?: number } = {},
+  options: {
+    signal?: AbortSignal;
+    onTrace?: (trace: RunTrace) => void;
+    stallMs?: number;
+    /** Continue this session (the author's); a new one otherwise. */
+    sessionId?: string;
+  } = {},
 ): Promise<RunTrace> {
   const trace: RunTrace = {
     status: 0,
@@ -64,7 +72,11 @@ export async function streamRun(
     const response = await readSse({
       url: `${gateway}/api/v1/agent/stream`,
       headers: author.auth,
-      body: { project_id: author.projectId, message },
+      body: {
+        project_id: author.projectId,
+        message,
+        ...(options.sessionId ? { session_id: options.sessionId } : {}),
+      },
       signal,
       onEvent(event) {
         const value = JSON.parse(event.data) as SseFrame;
@@ -76,6 +88,7 @@ export async function streamRun(
           trace.text.push({ end: textLength, receivedAt: event.receivedAt });
         } else if (value.type === 'run_started') {
           trace.runId = value.run_id;
+          trace.sessionId = value.session_id;
         }
         if (isTerminalFrame(value)) {
           trace.terminals++;

@@ -1,3 +1,4 @@
+import { visibleMessagesSql } from '../branch-path.ts';
 import { isUuid } from '../ids.ts';
 import type { Queryable } from '../pool.ts';
 
@@ -7,12 +8,83 @@ import type { Queryable } from '../pool.ts';
  * author.
  */
 
-export async function getMessageRouting(db: Queryable, messageId: string): Promise<unknown> {
-  if (!isUuid(messageId)) return null;
-  const { rows } = await db.query<{ routing: unknown }>('SELECT routing FROM messages WHERE id = $1', [
-    messageId,
-  ]);
-  return rows[0]?.routing ?? null;
+/** What the router decides a run's route from (docs/agent-behaviour.md 「Router」). */
+export interface RoutingContext {
+  /** The routing JSON already stored on the run's message (a run taken over was routed). */
+  storedRouting: unknown;
+  /** The latest assistant reply before the run's message on the session's active branch path. */
+  previousAssistant: string | undefined;
+  /** The routing JSON of the author's earlier messages that have one, oldest first. */
+  priorRoutings: unknown[];
+  clarificationPending: boolean;
+  /** Whether any session of the project already holds an assistant reply (first-message rules). */
+  answeredBefore: boolean;
+}
+
+/** How far back the router looks for the previous reply and routing: the latest messages of the path. */
+const ROUTING_WINDOW = 200;
+
+/**
+ * The router's reads for one run in one statement, on the way to the first token. "Before the
+ * run's message" is the order of the session's active branch path (branch-path.ts) within its
+ * latest ROUTING_WINDOW messages; when the message is not among them, every message of other
+ * runs counts. Only the one previous reply's text is read: the rest of the history stays in the
+ * database (the context compiler reads what the model sees).
+ */
+export async function readRoutingContext(
+  db: Queryable,
+  run: { sessionId: string; messageId: string; runId: string; projectId: string },
+): Promise<RoutingContext> {
+  const uuidOrNull = (value: string) => (isUuid(value) ? value : null);
+  const { rows } = await db.query<{
+    stored_routing: unknown;
+    previous_assistant: string | null;
+    prior_routings: unknown[] | null;
+    clarification_pending: boolean | null;
+    answered_before: boolean;
+  }>(
+    `WITH RECURSIVE ${visibleMessagesSql('$1::uuid')},
+     latest AS (
+       SELECT id, run_id, role, routing, created_at, seq FROM messages
+       WHERE id IN (SELECT id FROM visible)
+       ORDER BY created_at DESC, seq DESC LIMIT $5
+     ),
+     current_message AS (SELECT created_at, seq FROM latest WHERE id = $2::uuid),
+     prior AS (
+       SELECT * FROM latest l
+       WHERE CASE WHEN EXISTS (SELECT 1 FROM current_message)
+         THEN (l.created_at, l.seq) < (SELECT created_at, seq FROM current_message)
+         ELSE l.run_id IS DISTINCT FROM $3::uuid END
+     )
+     SELECT
+       (SELECT routing FROM messages WHERE id = $2::uuid) AS stored_routing,
+       (SELECT m.content FROM prior p JOIN messages m ON m.id = p.id WHERE p.role = 'assistant'
+        ORDER BY p.created_at DESC, p.seq DESC LIMIT 1) AS previous_assistant,
+       (SELECT json_agg(p.routing ORDER BY p.created_at, p.seq) FROM prior p
+        WHERE p.role = 'user' AND p.routing IS NOT NULL) AS prior_routings,
+       (SELECT COALESCE(sp.clarification_pending, false) FROM sessions s
+        LEFT JOIN session_phases sp ON sp.session_id = s.session_id
+        WHERE s.session_id = $1::uuid) AS clarification_pending,
+       EXISTS (
+         SELECT 1 FROM messages m JOIN sessions s ON s.session_id = m.session_id
+         WHERE s.project_id = $4::uuid AND m.role = 'assistant'
+       ) AS answered_before`,
+    [
+      uuidOrNull(run.sessionId),
+      uuidOrNull(run.messageId),
+      uuidOrNull(run.runId),
+      uuidOrNull(run.projectId),
+      ROUTING_WINDOW,
+    ],
+  );
+  const row = rows[0];
+  return {
+    storedRouting: row?.stored_routing ?? null,
+    previousAssistant: row?.previous_assistant ?? undefined,
+    priorRoutings: row?.prior_routings ?? [],
+    clarificationPending: row?.clarification_pending === true,
+    answeredBefore: row?.answered_before === true,
+  };
 }
 
 /** Shallow-merges `patch` into the message's routing JSON (creating it when absent). */
@@ -27,19 +99,6 @@ export async function mergeMessageRouting(
     [messageId, JSON.stringify(patch)],
   );
   return rowCount === 1;
-}
-
-/** True when any session of the project already holds an assistant reply. */
-export async function projectHasAssistantReply(db: Queryable, projectId: string): Promise<boolean> {
-  if (!isUuid(projectId)) return false;
-  const { rows } = await db.query<{ found: boolean }>(
-    `SELECT EXISTS (
-       SELECT 1 FROM messages m JOIN sessions s ON s.session_id = m.session_id
-       WHERE s.project_id = $1 AND m.role = 'assistant'
-     ) AS found`,
-    [projectId],
-  );
-  return rows[0]?.found === true;
 }
 
 /** The session's runs still waiting for the author, but `exceptRunId` (the run answering them). */

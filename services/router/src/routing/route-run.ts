@@ -1,13 +1,6 @@
 import { type Bus, publishEnvelope, publishFrame } from '@quill/bus';
 import { frame, msgIds, type RunStartEnvelope, UsageEnvelope } from '@quill/contracts';
-import {
-  getMessageRouting,
-  getProject,
-  getSession,
-  listMessages,
-  listWaitingRuns,
-  projectHasAssistantReply,
-} from '@quill/db';
+import { getProject, listWaitingRuns, type RoutingContext, readRoutingContext } from '@quill/db';
 import { mergeMessageRouting } from '@quill/db/router';
 import { collectChat, type LlmClient } from '@quill/llm';
 import type { Pool } from 'pg';
@@ -30,26 +23,18 @@ export interface RoutingDependencies {
 /** Usage of the routing call sits above any worker call index (step * 1000 + turn). */
 export const ROUTER_CALL_INDEX = 1_000_000;
 
-/** What routing decides from, read together: they are on the way to the first token. */
-export interface RoutingReads {
-  storedRouting: Awaited<ReturnType<typeof getMessageRouting>>;
-  history: Awaited<ReturnType<typeof listMessages>>;
-  session: Awaited<ReturnType<typeof getSession>>;
-  answeredBefore: boolean;
-}
-
 /**
- * Read while the run row is read (a takeover needs only the stored routing): nothing here
- * depends on the run's pickup, which changes only the phases.
+ * What routing decides from, in one statement (the run row is read meanwhile: nothing here
+ * depends on the run's pickup, which changes only the phases; a takeover needs only the stored
+ * routing).
  */
-export async function readRouting(pool: Pool, start: RunStartEnvelope): Promise<RoutingReads> {
-  const [storedRouting, history, session, answeredBefore] = await Promise.all([
-    getMessageRouting(pool, start.message_id),
-    listMessages(pool, start.session_id, { limit: 200 }),
-    getSession(pool, start.session_id),
-    projectHasAssistantReply(pool, start.project_id),
-  ]);
-  return { storedRouting, history, session, answeredBefore };
+export function readRouting(pool: Pool, start: RunStartEnvelope): Promise<RoutingContext> {
+  return readRoutingContext(pool, {
+    sessionId: start.session_id,
+    messageId: start.message_id,
+    runId: start.run_id,
+    projectId: start.project_id,
+  });
 }
 
 /** The route as far as it is decided without the model; `chosen` undefined means the model decides. */
@@ -63,17 +48,13 @@ interface Prepared {
   previousAssistant: string | undefined;
 }
 
-function prepare(strategyOption: 'llm' | 'off', start: RunStartEnvelope, reads: RoutingReads): Prepared {
-  const { history, session, answeredBefore } = reads;
-  const current = history.findIndex((message) => message.id === start.message_id);
-  const prior =
-    current === -1 ? history.filter((message) => message.runId !== start.run_id) : history.slice(0, current);
-  const previousAssistant = prior.findLast((message) => message.role === 'assistant')?.content;
-  const previous = prior
-    .filter((message) => message.role === 'user')
-    .map((message) => readRoutingRecord(message.routing))
-    .findLast((record) => record !== undefined);
-  const clarificationPending = session?.clarificationPending === true;
+function prepare(strategyOption: 'llm' | 'off', start: RunStartEnvelope, reads: RoutingContext): Prepared {
+  const { previousAssistant, clarificationPending, answeredBefore } = reads;
+  // The newest readable record: older ones are parsed only when a newer one is unreadable.
+  let previous: RoutingRecord | undefined;
+  for (let index = reads.priorRoutings.length - 1; index >= 0 && !previous; index--) {
+    previous = readRoutingRecord(reads.priorRoutings[index]);
+  }
   // Quality mode forces model routing (docs/agent-behaviour.md step 3); fast follows AGENT_ROUTER_STRATEGY.
   const strategy = start.generation_mode === 'quality' ? 'llm' : strategyOption;
   const stored = readRoutingRecord(reads.storedRouting);
@@ -116,7 +97,7 @@ export async function routeRun(
   start: RunStartEnvelope,
   logger: Logger,
   signal?: AbortSignal,
-  reads?: Promise<RoutingReads>,
+  reads?: Promise<RoutingContext>,
 ): Promise<RoutingRecord> {
   const { pool } = dependencies;
   const prepared = prepare(dependencies.strategy, start, await (reads ?? readRouting(pool, start)));

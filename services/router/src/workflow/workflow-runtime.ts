@@ -7,11 +7,12 @@ import {
   replyLanguage,
   type UiLanguage,
 } from '@quill/contracts';
+import type { RoutingContext } from '@quill/db';
 import { mergeMessageRouting } from '@quill/db/router';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { createdFiles } from '../round-outcome.ts';
-import { type RoutingDependencies, type RoutingReads, routeRun } from '../routing/route-run.ts';
+import { type RoutingDependencies, routeRun } from '../routing/route-run.ts';
 import type { RoutingOutcomeRecord } from '../routing/routing-record.ts';
 import type { RunState } from '../run-state.ts';
 import type { FinishOutcome } from '../workflow.ts';
@@ -58,7 +59,7 @@ export function createWorkflowRuntime(dependencies: WorkflowRuntimeDependencies)
     start: RunStartEnvelope,
     logger: Logger,
     stopped?: AbortSignal,
-    reads?: Promise<RoutingReads>,
+    reads?: Promise<RoutingContext>,
   ): Promise<WorkflowPlan> {
     const routing = await routeRun(dependencies, start, logger, stopped, reads);
     return planOf(start, routing);
