@@ -4,7 +4,8 @@
  * than the whole ramp) and, at each level, measures the frame delay of the frames received in a
  * window once the level is reached, and the delay of every token of those frames (a token also
  * waits in the writer for the newest token of its frame: `held`). Stops when the frame p99 exceeds
- * the limit or any run fails; the capacity is the last level that held. Prints a table and one JSON line.
+ * the limit or any run fails; the capacity is the last level that held. Prints a table, the CPU
+ * each process spent per streamed frame at each level, and one JSON line.
  *
  * New runs start at 50 a second (a launch storm is another figure: TTFT under load), and the
  * window opens a second after every run has received its first text frame.
@@ -217,6 +218,45 @@ console.log(
       f.failures!,
       f.load_average!,
     ]),
+  ]),
+);
+// Where the CPU goes per streamed frame (at 20 tokens/s a frame is a token): each process's CPU
+// over the window divided by the frames the clients received in it.
+const perFrame = (cores: number | string | undefined, figure: Record<string, number | string>) =>
+  (Number(cores ?? 0) * 1e6) / Math.max(1, Number(figure.frames_per_second));
+console.log('CPU per streamed frame, µs, by process:');
+console.log(
+  table([
+    [
+      'runs',
+      'writer',
+      'gateway',
+      'router',
+      'other services',
+      'nats',
+      'redis',
+      'fake LLM',
+      'client',
+      'machine',
+    ],
+    ...figures.map((f) => {
+      const named = ['writer_cores', 'gateway_cores', 'router_cores'].reduce(
+        (sum, key) => sum + Number(f[key] ?? 0),
+        0,
+      );
+      return [
+        f.level!,
+        perFrame(f.writer_cores, f),
+        perFrame(f.gateway_cores, f),
+        perFrame(f.router_cores, f),
+        perFrame(Number(f.services_cpu_cores) - named, f),
+        perFrame(f.nats_cpu_cores, f),
+        perFrame(f.redis_cpu_cores, f),
+        perFrame(f.fake_llm_cpu_cores, f),
+        perFrame(f.client_cpu_cores, f),
+        perFrame(f.machine_cpu_cores, f),
+      ].map((value, index) => (index === 0 ? value : Math.round(Number(value))));
+    }),
   ]),
 );
 console.log(`capacity ${capacity} concurrent runs (${stoppedBy})`);
