@@ -223,7 +223,7 @@ console.log(
 // Where the CPU goes per streamed frame (at 20 tokens/s a frame is a token): each process's CPU
 // over the window divided by the frames the clients received in it.
 const perFrame = (cores: number | string | undefined, figure: Record<string, number | string>) =>
-  (Number(cores ?? 0) * 1e6) / Math.max(1, Number(figure.frames_per_second));
+  Math.round((Number(cores ?? 0) * 1e6) / Math.max(1, Number(figure.frames_per_second)));
 console.log('CPU per streamed frame, µs, by process:');
 console.log(
   table([
@@ -255,7 +255,7 @@ console.log(
         perFrame(f.fake_llm_cpu_cores, f),
         perFrame(f.client_cpu_cores, f),
         perFrame(f.machine_cpu_cores, f),
-      ].map((value, index) => (index === 0 ? value : Math.round(Number(value))));
+      ];
     }),
   ]),
 );

@@ -145,16 +145,14 @@ try {
       syscallsFrom = syscallsOf(bench.pids());
     }
     receiver?.clear();
-    const trace = oneSession
-      ? await streamRun(
-          bench.gateway,
-          bench.author(0),
-          `launch path ${index}`,
-          sessionId ? { sessionId } : {},
-        )
-      : await streamRun(bench.gateway, bench.author(index), `launch path ${index}`);
+    const trace = await streamRun(
+      bench.gateway,
+      bench.author(oneSession ? 0 : index),
+      `launch path ${index}`,
+      sessionId ? { sessionId } : {},
+    );
     if (trace.failure) throw new Error(`run failed: ${trace.failure}`);
-    sessionId ??= trace.sessionId;
+    if (oneSession) sessionId ??= trace.sessionId;
     const delays = matchDelays(trace, await writerRequest(bench, trace.runId));
     if (index < warmup) {
       // The warm-up, in slices: how the cost of a launch falls as the processes warm.

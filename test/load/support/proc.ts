@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
+import { rounded } from './stats.ts';
 
 /** Clock ticks per second of /proc/<pid>/stat (USER_HZ: 100 on Linux). */
 const TICKS_PER_SECOND = 100;
@@ -65,10 +66,10 @@ export function syscallsPerService(
     row.writes += counts.writes - (before[instance]?.writes ?? 0);
   }
   for (const row of Object.values(result)) {
-    row.reads = Math.round((row.reads / launches) * 100) / 100;
-    row.writes = Math.round((row.writes / launches) * 100) / 100;
+    row.reads /= launches;
+    row.writes /= launches;
   }
-  return result;
+  return rounded(result);
 }
 
 /** CPU ms per named process between two moments: `const done = cpuMeter(pids); …; done()`. */
