@@ -85,7 +85,11 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
       await publishDone(bus, start.run_id, [...steps.state.results.values()]);
       return ack;
     }
-    if (delivery.deliveryCount > 1) log.warn({ delivery: delivery.deliveryCount }, 'taking over run');
+    // A run found already `running` was taken by a router that is gone. The row says so, not
+    // JetStream's delivery count: a redelivery can come back counted as a first delivery (seen
+    // after a peer handed a killed router's run back).
+    if (taken.run.kind !== 'applied' || delivery.deliveryCount > 1)
+      log.warn({ delivery: delivery.deliveryCount }, 'taking over run');
     else log.info('run taken');
     let lease: { release(): Promise<void> };
     try {
