@@ -24,46 +24,6 @@ export interface FileSummary {
 
 export type UnacceptedState = 'drafted' | 'under_review' | 'revision_requested';
 
-interface SummaryRow {
-  id: string;
-  folder: string;
-  title: string;
-  file_type: string;
-  visibility: string;
-  chars: number;
-  version: number;
-  unaccepted: UnacceptedState | null;
-  created_at: string;
-  updated_at: string;
-}
-
-export async function listFileSummaries(db: Queryable, projectId: string): Promise<FileSummary[]> {
-  if (!isUuid(projectId)) return [];
-  const { rows } = await db.query<SummaryRow>(
-    `SELECT f.id, f.folder, f.title, f.file_type, f.visibility, char_length(f.content) AS chars, f.version,
-            f.created_at, f.updated_at,
-            (SELECT a.state FROM artifacts a
-             WHERE a.text_file_id = f.id AND a.state IN ('drafted', 'under_review', 'revision_requested')
-               AND (a.placement = 'draft' OR a.version = f.version)
-             ORDER BY a.created_at DESC LIMIT 1) AS unaccepted
-     FROM files f WHERE f.project_id = $1 AND NOT f.deleted
-     ORDER BY f.folder, f.title, f.created_at`,
-    [projectId],
-  );
-  return rows.map((row) => ({
-    id: row.id,
-    folder: row.folder,
-    title: row.title,
-    fileType: row.file_type,
-    visibility: row.visibility,
-    chars: row.chars,
-    version: row.version,
-    unaccepted: row.unaccepted,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  }));
-}
-
 /** Current content of the given live files of the project, by id. */
 export async function getFileContents(
   db: Queryable,
@@ -137,15 +97,4 @@ export async function searchFiles(
     titleSimilarity: Number(row.title_similarity),
     content: row.content,
   }));
-}
-
-/** The project's task board (docs/'s column), tolerated absent so this read never breaks. */
-export async function getProjectTaskBoard(db: Queryable, projectId: string): Promise<unknown[]> {
-  if (!isUuid(projectId)) return [];
-  const { rows } = await db.query<{ task_board: unknown }>(
-    `SELECT to_jsonb(p) -> 'task_board' AS task_board FROM projects p WHERE id = $1`,
-    [projectId],
-  );
-  const board = rows[0]?.task_board;
-  return Array.isArray(board) ? board : [];
 }

@@ -3,8 +3,8 @@
 export { withAdvisoryLockPass } from './advisory-lock.ts';
 export { getCredits, getQuotaAccount } from './billing/quota.ts';
 export { tokensUsedToday, usageTodayByModel } from './billing/usage.ts';
+export { readCompileBasics } from './context/compile-inputs.ts';
 export { getCompiledStepContext, listContextTraces } from './context/context-traces.ts';
-export { getRunTurnContext } from './context/run-turn-contexts.ts';
 export {
   getLatestCompaction,
   type HistoryCompaction,
@@ -15,8 +15,6 @@ export {
   type FileSearchHit,
   type FileSummary,
   getFileContents,
-  getProjectTaskBoard,
-  listFileSummaries,
   listRunWrittenFileIds,
   searchFiles,
   type UnacceptedState,

@@ -13,7 +13,7 @@ import {
 import {
   getFile,
   listArtifacts,
-  listFileSummaries,
+  readCompileBasics,
   runAwaitsAcceptance,
   withTransaction,
 } from '../src/index.ts';
@@ -52,6 +52,19 @@ const body = (
     runId,
     writeKey: `${runId}:s${step}:t0:body:${fileId}:${crypto.randomUUID()}`,
   });
+
+/** The project's file list as the context compiler reads it. */
+const listFileSummaries = async (pool: typeof database.pool, projectId: string) =>
+  (
+    await readCompileBasics(pool, {
+      projectId,
+      sessionId: crypto.randomUUID(),
+      runId: crypto.randomUUID(),
+      userId,
+      recentLimit: 1,
+      reviewTargets: false,
+    })
+  ).summaries;
 
 const decide = <T>(fn: (client: import('pg').PoolClient) => Promise<T>) => withTransaction(database.pool, fn);
 

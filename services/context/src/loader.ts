@@ -2,18 +2,12 @@ import { type ContextCompileRequest, isoNow } from '@quill/contracts';
 import {
   type FileSearchHit,
   getFileContents,
-  getLatestCompaction,
-  getProject,
-  getProjectTaskBoard,
   getRunSkill,
-  getRunTurnContext,
   type HistoryMessage,
   historyArchiveTitleOf,
-  listFileSummaries,
   listHistoryMessages,
-  listRunSkills,
-  listRunWrittenFileIds,
   type RunSkill,
+  readCompileBasics,
   searchFiles,
 } from '@quill/db';
 import type { Pool } from 'pg';
@@ -36,9 +30,9 @@ const RECENT_MESSAGES = 12;
 
 /**
  * Everything one compile decides from, read up front into a plain value (compose.ts decides).
- * Three rounds of reads, each in parallel: what depends only on the request; then the history,
- * the skills and the texts that choose the candidates (the scene, the working set); then the
- * candidates' texts and the search hits. null when the project does not exist.
+ * Three rounds of reads: what depends only on the request, in one statement; then, in parallel,
+ * the history, the skills and the texts that choose the candidates (the scene, the working set);
+ * then the candidates' texts and the search hits. null when the project does not exist.
  */
 export async function loadCompileInputs(
   pool: Pool,
@@ -46,21 +40,18 @@ export async function loadCompileInputs(
 ): Promise<CompileInputs | null> {
   const compiledAt = isoNow();
   // An unknown project is rare enough that reading the rest for nothing costs less than a round
-  // trip every time.
-  const [project, summaries, reviewTargets, catalog, compaction, recent, storedTurnValue] = await Promise.all(
-    [
-      getProject(pool, request.project_id),
-      listFileSummaries(pool, request.project_id),
-      request.role === 'quality_reviewer' ? listRunWrittenFileIds(pool, request.run_id) : Promise.resolve([]),
-      // The skill versions the run was launched with (docs/kernel.md "Definitions and pinning").
-      listRunSkills(pool, { runId: request.run_id, userId: request.user_id }),
-      getLatestCompaction(pool, request.session_id),
-      listHistoryMessages(pool, request.session_id, { limit: RECENT_MESSAGES }),
-      getRunTurnContext(pool, request.run_id),
-    ],
-  );
+  // trip every time; so is the task board, which only a run's first compile uses.
+  const basics = await readCompileBasics(pool, {
+    projectId: request.project_id,
+    sessionId: request.session_id,
+    runId: request.run_id,
+    userId: request.user_id,
+    recentLimit: RECENT_MESSAGES,
+    reviewTargets: request.role === 'quality_reviewer',
+  });
+  const { project, summaries, reviewTargets, catalog, compaction, recent } = basics;
   if (!project) return null;
-  const storedTurn = parseTurnRecord(storedTurnValue);
+  const storedTurn = parseTurnRecord(basics.storedTurn);
   const building = storedTurn === null;
   const partition = partitionFiles(summaries, request, reviewTargets);
   const assemblies: Array<{ kind: 'shared' | 'own'; request: AssemblyRequest }> = [];
@@ -74,16 +65,16 @@ export async function loadCompileInputs(
   const archiveId = compaction?.archiveFileId;
   const archiveListed = archiveId ? summaries.find((file) => file.id === archiveId)?.title : undefined;
 
-  const [firstContents, stored, taskBoard, chosenSkills, archiveTitle] = await Promise.all([
+  const [firstContents, stored, chosenSkills, archiveTitle] = await Promise.all([
     getFileContents(pool, request.project_id, [
       ...workingSetIds,
       ...assemblies.flatMap((assembly) => sceneIds(assembly.request)),
     ]),
     historyAfterCompaction(pool, request, compaction?.throughSeq ?? 0, recent),
-    building ? getProjectTaskBoard(pool, request.project_id) : Promise.resolve([]),
     building ? readSkills(pool, request, catalog) : Promise.resolve(new Map<string, RunSkill>()),
     archiveId && !archiveListed ? archiveTitleOf(pool, request, archiveId) : archiveListed,
   ]);
+  const taskBoard = building ? basics.taskBoard : [];
 
   const reads = assemblies.map((assembly) => assemblyReads(assembly.request, firstContents));
   const missing = [...new Set(reads.flat())].filter((id) => !firstContents.has(id));

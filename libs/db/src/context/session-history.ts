@@ -23,7 +23,7 @@ export interface HistoryCompaction {
   createdAt: string;
 }
 
-interface CompactionRow {
+export interface CompactionRow {
   id: string;
   session_id: string;
   through_seq: number;
@@ -33,7 +33,7 @@ interface CompactionRow {
   created_at: string;
 }
 
-const toCompaction = (row: CompactionRow): HistoryCompaction => ({
+export const toCompaction = (row: CompactionRow): HistoryCompaction => ({
   id: row.id,
   sessionId: row.session_id,
   throughSeq: Number(row.through_seq),

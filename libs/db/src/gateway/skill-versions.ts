@@ -114,7 +114,7 @@ export function pinRunSkillsCtes(session: string, run: string): string {
 
 // A run launched before skill versions existed (or made outside the gateway, as unit tests do)
 // has no record: it reads the newest enabled versions.
-const RUN_SKILLS_SQL = `WITH recorded AS (SELECT skill_id, version FROM run_skill_versions WHERE run_id = $1)
+export const RUN_SKILLS_SQL = `WITH recorded AS (SELECT skill_id, version FROM run_skill_versions WHERE run_id = $1)
   SELECT s.id, s.name, v.version, v.description, v.content, v.metadata,
     (SELECT COALESCE(jsonb_agg(jsonb_build_object('path', r->>'path', 'bytes', (r->>'bytes')::int)
                                ORDER BY r->>'path'), '[]'::jsonb)
