@@ -15,7 +15,7 @@ import { DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageTyp
 import { connect, headers } from '@nats-io/transport-node';
 import { createAckedPublisher } from '@quill/bus';
 import { testUrls, uniqueName } from '../support/urls.ts';
-import { cpuMeter, findPid, loadAverage } from './support/proc.ts';
+import { cpuMeter, loadAverage, natsServerPid } from './support/proc.ts';
 import { distribution, rounded, table } from './support/stats.ts';
 
 const { values } = parseArgs({
@@ -55,7 +55,7 @@ await jsm.streams.add({
   storage: StorageType.File,
   duplicate_window: 20 * 60 * 1_000_000_000,
 });
-const natsPid = findPid('nats-server');
+const natsPid = natsServerPid(testUrls.nats);
 const rows: Array<Record<string, number | string>> = [];
 let sequence = 0;
 const publishOptions = () => {

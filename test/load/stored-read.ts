@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { type Bus, connectBus, ensureStreams, publishFrame, readStored } from '@quill/bus';
 import { EventEnvelope, frame } from '@quill/contracts';
 import { testUrls, uniqueName } from '../support/urls.ts';
-import { cpuMeter, findPid, loadAverage } from './support/proc.ts';
+import { cpuMeter, loadAverage, natsServerPid } from './support/proc.ts';
 import { rounded, table } from './support/stats.ts';
 
 const { values } = parseArgs({
@@ -42,7 +42,7 @@ await ensureStreams(bus, {
   runMaxDeliver: 5,
   taskAckWaitSeconds: 30,
 });
-const natsPid = findPid('nats-server');
+const natsPid = natsServerPid(testUrls.nats);
 try {
   const runIds = Array.from({ length: runs }, () => randomUUID());
   for (const runId of runIds) {

@@ -8,7 +8,7 @@ import type { FakeLlmProcess, FakeLlmProcessOptions } from '../../support/fake-l
 import { fillLocalCompileCache, type ServiceName } from '../../support/service-process.ts';
 import { type Stack, startStack } from '../../support/stack.ts';
 import { testUrls } from '../../support/urls.ts';
-import { findPid } from './proc.ts';
+import { natsServerPid as natsServerPidOf } from './proc.ts';
 
 /**
  * Limits a benchmark raises so that only the machine decides how far it goes: per-user run and
@@ -89,7 +89,7 @@ export async function startBenchStack(
   }
   const names = busNames(stack.namespace).streams;
   const fake = stack.fakeLlmProcess!;
-  const natsServerPid = options.natsServerPid ?? findPid('nats-server');
+  const natsServerPid = options.natsServerPid ?? natsServerPidOf(testUrls.nats);
   return {
     stack,
     fake,

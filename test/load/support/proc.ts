@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { rounded } from './stats.ts';
 
@@ -84,8 +84,56 @@ export function loadAverage(): number {
   return Number(loadavg()[0]!.toFixed(2));
 }
 
+/**
+ * The pid of the nats-server that serves `url`: the process listening on its port. A benchmark
+ * that died before stopping its own private server leaves one more process of that name behind,
+ * and the first found by name may be that idle one (its figures then read 0). Falls back to the
+ * name when the port's owner cannot be seen.
+ */
+export function natsServerPid(url: string): number | undefined {
+  return listeningPid(Number(new URL(url).port || 4222)) ?? findPid('nats-server');
+}
+
+/** The pid of the process with a TCP socket listening on `port`, if this user can see it. */
+function listeningPid(port: number): number | undefined {
+  const inodes = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text: string;
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      // sl local_address rem_address st … inode: st 0A is LISTEN, the port is the address's hex suffix.
+      const fields = line.trim().split(/\s+/);
+      if (fields[3] !== '0A' || fields[9] === undefined) continue;
+      if (Number.parseInt(fields[1]?.split(':')[1] ?? '', 16) === port) inodes.add(fields[9]);
+    }
+  }
+  if (inodes.size === 0) return undefined;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let descriptors: string[];
+    try {
+      descriptors = readdirSync(`/proc/${entry}/fd`);
+    } catch {
+      continue;
+    }
+    for (const descriptor of descriptors) {
+      try {
+        const inode = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${entry}/fd/${descriptor}`))?.[1];
+        if (inode && inodes.has(inode)) return Number(entry);
+      } catch {
+        // Closed while we looked.
+      }
+    }
+  }
+  return undefined;
+}
+
 /** The pid of the first process whose command name is `name` (e.g. `nats-server`), if any. */
-export function findPid(name: string): number | undefined {
+function findPid(name: string): number | undefined {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {

@@ -13,7 +13,10 @@ export interface CompileBasics {
   summaries: FileSummary[];
   /** The files this run saved a version of (asked for the quality reviewer only). */
   reviewTargets: string[];
-  /** The run's skills, name and purpose, by name. */
+  /**
+   * The run's skills, name and purpose, by name: the versions it was launched with
+   * (docs/kernel.md "Definitions and pinning").
+   */
   catalog: Array<{ name: string; description: string }>;
   compaction: HistoryCompaction | null;
   /** The latest `recentLimit` messages of the session's active branch path, oldest first. */
