@@ -50,6 +50,10 @@ export async function startPrivateNats(): Promise<PrivateNats> {
     ['-a', '127.0.0.1', '-p', String(port), '-m', String(monitor), '-js', '-sd', store],
     { stdio: 'ignore' },
   );
+  // A benchmark that dies before its `stop` (its output piped into `head`, a crash) takes its
+  // server with it: one left running is another nats-server on the machine for every later one.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
   const base = `http://127.0.0.1:${monitor}`;
   const get = async <T>(path: string): Promise<T> => (await (await fetch(`${base}${path}`)).json()) as T;
   for (let attempt = 0; ; attempt++) {
@@ -81,6 +85,7 @@ export async function startPrivateNats(): Promise<PrivateNats> {
       }));
     },
     async stop() {
+      process.off('exit', killOnExit);
       await stopProcesses([child]);
       rmSync(store, { recursive: true, force: true });
     },
