@@ -85,9 +85,9 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
       await publishDone(bus, start.run_id, [...steps.state.results.values()]);
       return ack;
     }
-    // A run found already `running` was taken by a router that is gone. The row says so, not
-    // JetStream's delivery count: a redelivery can come back counted as a first delivery (seen
-    // after a peer handed a killed router's run back).
+    // A run found already `running` was taken before (by a router that died, froze or handed it
+    // back): this delivery takes it over. The row says so, not JetStream's delivery count, which
+    // can read 1 on a redelivery (seen after a peer handed a killed router's run back).
     if (taken.run.kind !== 'applied' || delivery.deliveryCount > 1)
       log.warn({ delivery: delivery.deliveryCount }, 'taking over run');
     else log.info('run taken');
