@@ -209,6 +209,53 @@ describe('the web app', () => {
     expect(diff).toContain('+ 作者在浏览器里加的一句。');
   });
 
+  it('keeps what the author types while a reload of the open file is on its way', async () => {
+    // A run's start and end make the open editor read its file again; the author types before
+    // that read answers, and the answer must not put the old text back.
+    const files = await getJson(gateway(), `/projects/${stack.projectId}/files`, stack.apiKey);
+    const chapter = (files.body.files as Array<{ id: string; title: string }>).find(
+      (file) => file.title === CHAPTER,
+    )!;
+    const fileUrl = `**/api/v1/projects/${stack.projectId}/files/${chapter.id}`;
+    let reloadAsked!: () => void;
+    const asked = new Promise<void>((resolve) => {
+      reloadAsked = resolve;
+    });
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route(fileUrl, async (route) => {
+      if (route.request().method() === 'GET') {
+        reloadAsked();
+        await released;
+      }
+      await route.continue();
+    });
+    stack.fakeLlm.addScript({ match: { role: 'writer' }, responses: [{ text: '好的，一句话。' }] });
+    await send('说一句话');
+    await page.locator('.turn').last().getByTestId('run-complete').waitFor();
+    await asked;
+    const editor = page.getByTestId('editor-text');
+    const typed = `${await editor.inputValue()}\n等重新读取时打的字。`;
+    await editor.fill(typed);
+    const answered = page.waitForResponse(
+      (response) => response.request().method() === 'GET' && response.url().endsWith(chapter.id),
+    );
+    release();
+    await (await answered).finished();
+    // Two frames: the answer's handler has run by then.
+    await page.evaluate(
+      () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))),
+    );
+    await page.unroute(fileUrl);
+    expect(await editor.inputValue()).toBe(typed);
+    await page.getByTestId('save').click();
+    await expect.poll(() => page.getByTestId('editor-status').textContent()).toBe('已保存');
+    const saved = await getJson(gateway(), `/projects/${stack.projectId}/files/${chapter.id}`, stack.apiKey);
+    expect(saved.body.file.content).toBe(typed);
+  });
+
   it('marks an AI draft written over the author’s save, and accepts it', async () => {
     const title = '第三章';
     const draftBody = '第三章：AI 写的正文。';

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { type Api, QuillApiError } from '../api/api.ts';
 import { explainError } from '../api/errors.ts';
 import type { Artifact, ProjectFile } from '../api/types.ts';
@@ -51,19 +51,27 @@ export function Editor({
   const [status, setStatus] = useState<string>();
   const [conflict, setConflict] = useState<Conflict>();
   const dirty = file !== undefined && text !== file.content;
+  // Read when a reload answers: the author may have started typing while it was on its way.
+  const dirtyNow = useRef(dirty);
+  dirtyNow.current = dirty;
 
   const show = useCallback((loaded: ProjectFile) => {
     setFile(loaded);
     setText(loaded.content ?? '');
   }, []);
 
+  // A reload never replaces text the author has not saved: not when it starts, and not when it
+  // answers after the author started typing (their save then meets the newer version as a
+  // conflict, shown as a choice).
   // biome-ignore lint/correctness/useExhaustiveDependencies: reload on a run's save, unless edited
   useEffect(() => {
     if (dirty) return;
     let live = true;
     api.files
       .get(projectId, fileId)
-      .then((answer) => live && show(answer.file))
+      .then((answer) => {
+        if (live && !dirtyNow.current) show(answer.file);
+      })
       .catch((error) => live && setStatus(explainError(t, error)));
     return () => {
       live = false;
