@@ -244,9 +244,10 @@ describe('the web app', () => {
     );
     release();
     await (await answered).finished();
-    // Two frames: the answer's handler has run by then.
+    // Two frames in the page (an expression: this file is typed for Node, not the DOM): the
+    // answer's handler has run by then.
     await page.evaluate(
-      () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))),
+      'new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))',
     );
     await page.unroute(fileUrl);
     expect(await editor.inputValue()).toBe(typed);
