@@ -1,10 +1,17 @@
 import { visibleMessagesSql } from '../branch-path.ts';
 import type { FileSummary } from '../context-files.ts';
-import { PROJECT_COLUMNS, type Project, toProject } from '../gateway/projects.ts';
+import { PROJECT_COLUMNS, type Project, type ProjectRow, toProject } from '../gateway/projects.ts';
 import { RUN_SKILLS_SQL } from '../gateway/skill-versions.ts';
 import { isUuid } from '../ids.ts';
 import type { Queryable } from '../pool.ts';
-import { type HistoryCompaction, type HistoryMessage, toCompaction } from './session-history.ts';
+import {
+  type CompactionRow,
+  type HistoryCompaction,
+  type HistoryMessage,
+  type HistoryMessageRow,
+  toCompaction,
+  toHistoryMessage,
+} from './session-history.ts';
 
 /** What a compile decides from before it knows which files it shows (the context's loader). */
 export interface CompileBasics {
@@ -56,12 +63,12 @@ export async function readCompileBasics(
   const uuidOrNull = (value: string) => (isUuid(value) ? value : null);
   // $1 run and $2 user are the skills query's own parameters.
   const { rows } = await db.query<{
-    project: Record<string, unknown> | null;
-    summaries: Array<Record<string, unknown>> | null;
+    project: ProjectRow | null;
+    summaries: SummaryRow[] | null;
     review_targets: string[] | null;
     catalog: Array<{ name: string; description: string }> | null;
-    compaction: Record<string, unknown> | null;
-    recent: Array<Record<string, unknown>> | null;
+    compaction: CompactionRow | null;
+    recent: HistoryMessageRow[] | null;
     stored_turn: unknown;
     task_board: unknown;
   }>(
@@ -115,14 +122,12 @@ export async function readCompileBasics(
   const row = rows[0];
   const board = row?.task_board;
   return {
-    project: row?.project ? toProject(row.project as unknown as Parameters<typeof toProject>[0]) : null,
+    project: row?.project ? toProject(row.project) : null,
     summaries: (row?.summaries ?? []).map(toSummary),
     reviewTargets: row?.review_targets ?? [],
     // The skills query needs both ids; without them a run reads none (listRunSkills' rule).
     catalog: isUuid(input.runId) && isUuid(input.userId) ? (row?.catalog ?? []) : [],
-    compaction: row?.compaction
-      ? toCompaction(row.compaction as unknown as Parameters<typeof toCompaction>[0])
-      : null,
+    compaction: row?.compaction ? toCompaction(row.compaction) : null,
     recent: (row?.recent ?? []).map(toHistoryMessage),
     storedTurn: row?.stored_turn ?? null,
     taskBoard: Array.isArray(board) ? board : [],
@@ -137,29 +142,31 @@ function projectFields(): string {
     .join(', ');
 }
 
-function toSummary(row: Record<string, unknown>): FileSummary {
-  return {
-    id: row.id as string,
-    folder: row.folder as string,
-    title: row.title as string,
-    fileType: row.file_type as string,
-    visibility: row.visibility as string,
-    chars: row.chars as number,
-    version: row.version as number,
-    unaccepted: (row.unaccepted ?? null) as FileSummary['unaccepted'],
-    createdAt: row.created_at as string,
-    updatedAt: row.updated_at as string,
-  };
+/** A file-list row as the statement builds it (timestamps already as the pool reads them). */
+interface SummaryRow {
+  id: string;
+  folder: string;
+  title: string;
+  file_type: string;
+  visibility: string;
+  chars: number;
+  version: number;
+  unaccepted: FileSummary['unaccepted'];
+  created_at: string;
+  updated_at: string;
 }
 
-function toHistoryMessage(row: Record<string, unknown>): HistoryMessage {
+function toSummary(row: SummaryRow): FileSummary {
   return {
-    id: row.id as string,
-    seq: Number(row.seq),
-    runId: (row.run_id ?? null) as string | null,
-    role: row.role as HistoryMessage['role'],
-    content: row.content as string,
-    breadcrumbs: row.breadcrumbs ?? null,
-    createdAt: row.created_at as string,
+    id: row.id,
+    folder: row.folder,
+    title: row.title,
+    fileType: row.file_type,
+    visibility: row.visibility,
+    chars: row.chars,
+    version: row.version,
+    unaccepted: row.unaccepted ?? null,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
   };
 }

@@ -13,6 +13,27 @@ export interface HistoryMessage {
   createdAt: string;
 }
 
+/** A message row as the history reads select it (`seq` is int8: a string from pg, a number in JSON). */
+export interface HistoryMessageRow {
+  id: string;
+  seq: number | string;
+  run_id: string | null;
+  role: 'user' | 'assistant';
+  content: string;
+  breadcrumbs: unknown;
+  created_at: string;
+}
+
+export const toHistoryMessage = (row: HistoryMessageRow): HistoryMessage => ({
+  id: row.id,
+  seq: Number(row.seq),
+  runId: row.run_id,
+  role: row.role,
+  content: row.content,
+  breadcrumbs: row.breadcrumbs,
+  createdAt: row.created_at,
+});
+
 export interface HistoryCompaction {
   id: string;
   sessionId: string;
@@ -55,15 +76,7 @@ export async function listHistoryMessages(
   options: { afterSeq?: number; limit?: number } = {},
 ): Promise<HistoryMessage[]> {
   if (!isUuid(sessionId)) return [];
-  const { rows } = await db.query<{
-    id: string;
-    seq: number;
-    run_id: string | null;
-    role: 'user' | 'assistant';
-    content: string;
-    breadcrumbs: unknown;
-    created_at: string;
-  }>(
+  const { rows } = await db.query<HistoryMessageRow>(
     `WITH RECURSIVE ${visibleMessagesSql('$1::uuid')}
      SELECT * FROM (
        SELECT m.id, m.seq, m.run_id, m.role, m.content, m.breadcrumbs, m.created_at
@@ -73,15 +86,7 @@ export async function listHistoryMessages(
      ) latest ORDER BY created_at, seq`,
     [sessionId, options.afterSeq ?? 0, options.limit ?? 1000],
   );
-  return rows.map((row) => ({
-    id: row.id,
-    seq: Number(row.seq),
-    runId: row.run_id,
-    role: row.role,
-    content: row.content,
-    breadcrumbs: row.breadcrumbs,
-    createdAt: row.created_at,
-  }));
+  return rows.map(toHistoryMessage);
 }
 
 export async function getLatestCompaction(

@@ -17,7 +17,7 @@ export interface Project {
   updatedAt: string;
 }
 
-interface ProjectRow {
+export interface ProjectRow {
   id: string;
   owner_id: string;
   title: string;
