@@ -150,6 +150,7 @@ try {
       held_p99_ms: distribution(heldDelays).p99,
       tokens_per_frame: tokenDelays.length / Math.max(1, frames),
       frames_per_second: (frames * 1000) / windowMs,
+      tokens_received_per_second: (tokenDelays.length * 1000) / windowMs,
       services_cpu_cores: servicesCpu / windowMs,
       fake_llm_cpu_cores: (cpu['fake-llm'] ?? 0) / windowMs,
       nats_cpu_cores: (cpu['nats-server'] ?? 0) / windowMs,
@@ -220,13 +221,14 @@ console.log(
     ]),
   ]),
 );
-// Where the CPU goes per streamed frame (at 20 tokens/s a frame is a token): each process's CPU
-// over the window divided by the frames the clients received in it.
-const perFrame = (cores: number | string | undefined, figure: Record<string, number | string>) =>
-  Math.round((Number(cores ?? 0) * 1e6) / Math.max(1, Number(figure.frames_per_second)));
-console.log('CPU per streamed frame, µs, by process:');
-console.log(
-  table([
+// Where the CPU goes, per streamed frame and per streamed token: each process's CPU over the
+// window divided by the frames (tokens) the clients received in it. A process whose cost stays
+// per token when frames carry several (the writer reading the model, the fake LLM) is not made
+// cheaper by coalescing; one whose cost is per frame (NATS, the gateway, the client) is.
+const cpuPer = (unit: 'frames_per_second' | 'tokens_received_per_second') => {
+  const per = (cores: number | string | undefined, figure: Record<string, number | string>) =>
+    Math.round((Number(cores ?? 0) * 1e6) / Math.max(1, Number(figure[unit])));
+  return table([
     [
       'runs',
       'writer',
@@ -246,19 +248,23 @@ console.log(
       );
       return [
         f.level!,
-        perFrame(f.writer_cores, f),
-        perFrame(f.gateway_cores, f),
-        perFrame(f.router_cores, f),
-        perFrame(Number(f.services_cpu_cores) - named, f),
-        perFrame(f.nats_cpu_cores, f),
-        perFrame(f.redis_cpu_cores, f),
-        perFrame(f.fake_llm_cpu_cores, f),
-        perFrame(f.client_cpu_cores, f),
-        perFrame(f.machine_cpu_cores, f),
+        per(f.writer_cores, f),
+        per(f.gateway_cores, f),
+        per(f.router_cores, f),
+        per(Number(f.services_cpu_cores) - named, f),
+        per(f.nats_cpu_cores, f),
+        per(f.redis_cpu_cores, f),
+        per(f.fake_llm_cpu_cores, f),
+        per(f.client_cpu_cores, f),
+        per(f.machine_cpu_cores, f),
       ];
     }),
-  ]),
-);
+  ]);
+};
+console.log('CPU per streamed frame, µs, by process:');
+console.log(cpuPer('frames_per_second'));
+console.log('CPU per streamed token, µs, by process:');
+console.log(cpuPer('tokens_received_per_second'));
 console.log(`capacity ${capacity} concurrent runs (${stoppedBy})`);
 console.log(
   JSON.stringify(
