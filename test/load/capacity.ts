@@ -10,10 +10,19 @@
  * New runs start at 50 a second (a launch storm is another figure: TTFT under load), and the
  * window opens a second after every run has received its first text frame.
  *
- *   node test/load/capacity.ts [--levels 100,200,250,…] [--rate 20] [--limit-ms 100] [--writers 1] [--env KEY=VALUE]
+ * `--profile` runs the services under V8's sampling profiler and prints, for the writer and the
+ * gateway at each level, how many µs of their CPU per streamed token went where (model read,
+ * frame publish, …; support/cpu-profile.ts). The profiler costs a few per cent of CPU itself,
+ * so the capacity of a profiled run is not figure 3.
+ *
+ *   node test/load/capacity.ts [--levels 100,200,250,…] [--rate 20] [--limit-ms 100] [--writers 1] [--env KEY=VALUE] [--profile]
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { envFromPairs, serviceCpuMs, startBenchStack } from './support/bench-stack.ts';
+import { categoryShares, GC, monotonicMicros, OTHER, readProfiles } from './support/cpu-profile.ts';
 import { cpuByService, inWaves } from './support/phases.ts';
 import { cpuMeter, loadAverage, machineCpuMeter, namedProcessesCpuMs } from './support/proc.ts';
 import { matchDelays, plainReply, type RunTrace, streamRun, writerRequest } from './support/runs.ts';
@@ -27,6 +36,7 @@ const { values } = parseArgs({
     'window-ms': { type: 'string', default: '4000' },
     env: { type: 'string', multiple: true, default: [] },
     writers: { type: 'string', default: '1' },
+    profile: { type: 'boolean', default: false },
   },
 });
 const levels = values.levels.split(',').map(Number);
@@ -36,6 +46,25 @@ const windowMs = Number(values['window-ms']);
 /** Run starts per second while ramping. */
 const START_RATE = 50;
 const extraEnv = envFromPairs(values.env);
+const profileDir = values.profile ? mkdtempSync(join(tmpdir(), 'capacity-profiles-')) : undefined;
+if (profileDir) {
+  // Sampled every 0.5 ms: enough samples in a 4 s window, little of the CPU it measures.
+  const profiling = `--cpu-prof --cpu-prof-dir=${profileDir} --cpu-prof-interval=500`;
+  extraEnv.NODE_OPTIONS = [extraEnv.NODE_OPTIONS, profiling].filter(Boolean).join(' ');
+}
+/** What a profiled run breaks the writer's and the gateway's CPU into, first match first. */
+const PROFILE_CATEGORIES = [
+  { name: 'model read', pattern: /libs\/llm\/src\/(client|sse-chunks|model-transport)\.ts|undici\// },
+  { name: 'frame publish', pattern: /libs\/bus\/src\/(publish|acked-publisher|run-events)\.ts/ },
+  { name: 'agent runtime', pattern: /libs\/agent-runtime\/src\// },
+  { name: 'SSE write', pattern: /node:_http_outgoing|services\/gateway\/src\/sse-relay\.ts/ },
+  { name: 'frame read', pattern: /libs\/bus\/src\/(codec|live-reads)\.ts|services\/gateway\/src\/run-feed/ },
+  { name: 'NATS client', pattern: /@nats-io\// },
+  { name: 'PostgreSQL', pattern: /node_modules\/pg(-pool|-protocol)?\// },
+  { name: 'Redis', pattern: /node_modules\/ioredis\// },
+  { name: 'telemetry', pattern: /@opentelemetry\// },
+];
+const profiledWindows: Array<{ level: number; fromUs: number; toUs: number }> = [];
 
 interface OpenRun {
   /** Filled in while the run streams. */
@@ -46,6 +75,8 @@ interface OpenRun {
 
 const writers = Number(values.writers);
 const bench = await startBenchStack({ env: extraEnv, replicas: { writer: writers } });
+// Read now: a stopped service leaves `pids()`, and its profile is written only when it stops.
+const servicePids = bench.pids();
 const figures: Array<Record<string, number | string>> = [];
 const open: OpenRun[] = [];
 const abort = new AbortController();
@@ -105,8 +136,10 @@ try {
     // renewals of locks and leases show up here.
     const redisBefore = namedProcessesCpuMs('redis-server');
     const windowStart = performance.timeOrigin + performance.now();
+    const windowFromUs = monotonicMicros();
     await sleep(windowMs);
     const windowEnd = performance.timeOrigin + performance.now();
+    profiledWindows.push({ level, fromUs: windowFromUs, toUs: monotonicMicros() });
     const cpu = stopCpu();
     const machineMs = stopMachine();
     const redisMs = namedProcessesCpuMs('redis-server') - redisBefore;
@@ -265,6 +298,13 @@ console.log('CPU per streamed frame, µs, by process:');
 console.log(cpuPer('frames_per_second'));
 console.log('CPU per streamed token, µs, by process:');
 console.log(cpuPer('tokens_received_per_second'));
+if (profileDir) {
+  console.log(
+    'Where the writer and the gateway spent their CPU per streamed token, µs (V8 samples, --profile):',
+  );
+  console.log(profileTable(profileDir));
+  rmSync(profileDir, { recursive: true, force: true });
+}
 console.log(`capacity ${capacity} concurrent runs (${stoppedBy})`);
 console.log(
   JSON.stringify(
@@ -279,3 +319,38 @@ console.log(
     }),
   ),
 );
+
+/** Each level's per-token CPU of the writer (all replicas) and the gateway, split by category. */
+function profileTable(dir: string): string {
+  const profiles = readProfiles(dir);
+  const names = [...PROFILE_CATEGORIES.map((category) => category.name), GC, OTHER];
+  const rows: Array<Array<string | number>> = [];
+  for (const window of profiledWindows) {
+    const figure = figures.find((f) => f.level === window.level);
+    if (!figure) continue;
+    const tokensPerSecond = Math.max(1, Number(figure.tokens_received_per_second));
+    for (const service of ['writer', 'gateway']) {
+      // The samples of all the service's replicas together, as its CPU figure counts them all.
+      const samples: Record<string, number> = {};
+      let busy = 0;
+      for (const [instance, pid] of Object.entries(servicePids)) {
+        const profile = pid === undefined ? undefined : profiles.get(pid);
+        if (!profile || instance.replace(/-\d+$/, '') !== service) continue;
+        const { busySamples, shares } = categoryShares(profile, window, PROFILE_CATEGORIES);
+        busy += busySamples;
+        for (const [name, share] of Object.entries(shares))
+          samples[name] = (samples[name] ?? 0) + share * busySamples;
+      }
+      if (busy === 0) continue;
+      const perToken = (Number(figure[`${service}_cores`] ?? 0) * 1e6) / tokensPerSecond;
+      rows.push([
+        window.level,
+        service,
+        ...names.map((name) => Math.round((perToken * (samples[name] ?? 0)) / busy)),
+      ]);
+    }
+  }
+  // A service killed at the stop instead of exiting wrote no profile: say so rather than print nothing.
+  if (rows.length === 0) return '(no profile covered a window: did the services exit cleanly?)';
+  return table([['runs', 'process', ...names], ...rows]);
+}
