@@ -38,7 +38,15 @@ import { connect } from '@nats-io/transport-node';
 import { busNames } from '@quill/contracts';
 import { startOtlpReceiver } from '../support/otlp-receiver.ts';
 import { scrape, sumOf } from '../support/prometheus.ts';
-import { isModelCall, isRequest, layout, type SpanRow, summarizeLayouts } from './support/launch-layout.ts';
+import {
+  endLayout,
+  isModelCall,
+  isRequest,
+  isRunSpan,
+  layout,
+  type SpanRow,
+  summarizeLayouts,
+} from './support/launch-layout.ts';
 import { type ConnectionCounters, startPrivateNats } from './support/private-nats.ts';
 import {
   cpuMeter,
@@ -92,6 +100,8 @@ const bench = await startBenchStack({
   },
 });
 const layouts: Array<Map<string, SpanRow>> = [];
+/** The same runs' ends: from the model's stream read to the router's last span. */
+const endLayouts: Array<Map<string, SpanRow>> = [];
 const toModel: number[] = [];
 /** Per slice of the warm-up: service CPU per launch and POST → model request p50 (ms). */
 const warmupCurve: Array<{ launches: number; cpu_ms_per_launch: number; to_model_p50_ms: number }> = [];
@@ -176,9 +186,14 @@ try {
     if (!receiver) continue;
     const spans = await receiver.waitFor((all) => {
       const model = all.find((span) => isModelCall(span) && span.startMs > trace.postedAt);
-      return all.some((span) => isRequest(span) && span.traceId === model?.traceId);
+      const inTrace = (span: (typeof all)[number]) => span.traceId === model?.traceId;
+      return (
+        all.some((span) => isRequest(span) && inTrace(span)) &&
+        all.some((span) => isRunSpan(span) && inTrace(span))
+      );
     }, 10_000);
     layouts.push(layout(spans));
+    endLayouts.push(endLayout(spans));
   }
   cpuPerLaunch = meter?.() ?? {};
   syscallsPerLaunch = syscallsPerService(syscallsFrom, syscallsOf(bench.pids()), runs);
@@ -291,6 +306,7 @@ function perLaunchMessages(
 }
 
 const summary = summarizeLayouts(layouts);
+const endSummary = summarizeLayouts(endLayouts);
 
 // Per service (instance ids carry a replica suffix), each divided by the measured runs.
 const perService: Record<string, number> = {};
@@ -359,6 +375,13 @@ if (traced) {
       ...summary.map((row) => [row.offset_p50.toFixed(1), row.duration_p50.toFixed(1), row.span]),
     ]),
   );
+  console.log('the end of the run, from the model stream read:');
+  console.log(
+    table([
+      ['start ms', 'took ms', 'span'],
+      ...endSummary.map((row) => [row.offset_p50.toFixed(1), row.duration_p50.toFixed(1), row.span]),
+    ]),
+  );
 }
 console.log(
   JSON.stringify({
@@ -389,6 +412,11 @@ console.log(
     events_consumers_after: consumersLeft,
     nats_server_rss_growth_mb: brokerRssGrowthMb,
     spans: summary.map((row) => ({
+      ...row,
+      offset_p50: rounded(row.offset_p50),
+      duration_p50: rounded(row.duration_p50),
+    })),
+    end_spans: endSummary.map((row) => ({
       ...row,
       offset_p50: rounded(row.offset_p50),
       duration_p50: rounded(row.duration_p50),

@@ -79,9 +79,21 @@ export async function driveStep(
     onState(state);
     let answer: StepAnswer | undefined;
     try {
-      for (const action of decision.actions) {
+      const { actions } = decision;
+      for (let index = 0; index < actions.length; index++) {
+        const action = actions[index]!;
         if (action.kind === 'end') return action.result;
         if (action.kind === 'raise') throw new RaisedError(action.error);
+        const following = actions[index + 1];
+        if (action.kind === 'count_tokens' && following?.kind === 'flush_usage') {
+          // A model call's two accounts, the run's token count (Redis) and its usage report
+          // (the bus), neither reading the other: written together, one round trip after the
+          // call instead of two. The report goes out even when the count failed.
+          const [, flushed] = await Promise.all([perform(ports, action), perform(ports, following)]);
+          answer = flushed;
+          index++;
+          continue;
+        }
         answer = await perform(ports, action);
       }
     } catch (error) {

@@ -2,7 +2,7 @@ import type { JsMsg } from '@nats-io/jetstream';
 import type { z } from 'zod';
 import { decodeEnvelope, InvalidEnvelopeError } from './codec.ts';
 import type { Bus } from './connection.ts';
-import { nextStored, type RawStoredMessage } from './raw-reads.ts';
+import { lastStored, nextStored, type RawStoredMessage } from './raw-reads.ts';
 import { consumeOrdered } from './resubscribe.ts';
 import { readStoredRange } from './stored-range.ts';
 
@@ -91,19 +91,41 @@ export async function countStored(bus: Bus, stream: string, subject: string): Pr
  * (docs/decisions/0041-broker-work-per-launch.md). The consumer hands each message to the decoder
  * as it comes (`readStoredRange`): a run's frames are read this way once per token when it ends
  * (docs/decisions/0048-end-of-run-reads.md).
+ *
+ * `settled`, for a subject nothing is added to any more (a run's records read once it ended): the
+ * first get goes together with one for the subject's newest message, and the read stops at that
+ * one instead of asking once more to find nothing: a round trip fewer for the same requests (one
+ * round for a single message, two for two).
  */
 export async function readStored<S extends z.ZodType>(
   bus: Bus,
-  options: { stream: string; subject: string; schema: S; few?: number; afterSeq?: number },
+  options: {
+    stream: string;
+    subject: string;
+    schema: S;
+    few?: number;
+    afterSeq?: number;
+    settled?: boolean;
+  },
 ): Promise<Array<OrderedItem<z.infer<S>>>> {
   const items: Array<OrderedItem<z.infer<S>>> = [];
   let afterSeq = options.afterSeq ?? 0;
-  const storedAfter = () => nextStored(bus, { stream: options.stream, subject: options.subject, afterSeq });
-  for (let read = 0; read < (options.few ?? 0); read++) {
-    const stored = await storedAfter();
+  const { stream, subject } = options;
+  const storedAfter = () => nextStored(bus, { stream, subject, afterSeq });
+  const few = options.few ?? 0;
+  // The newest message when the read began, for a settled subject: where the direct gets stop.
+  let newest: number | undefined;
+  for (let read = 0; read < few; read++) {
+    let stored: RawStoredMessage | undefined;
+    if (read === 0 && options.settled) {
+      const [first, last] = await Promise.all([storedAfter(), lastStored(bus, { stream, subject })]);
+      stored = first;
+      newest = last?.seq ?? 0;
+    } else stored = await storedAfter();
     if (!stored) return items;
-    items.push(decodedItem(options.schema, options.subject, stored));
+    items.push(decodedItem(options.schema, subject, stored));
     afterSeq = stored.seq;
+    if (newest !== undefined && afterSeq >= newest) return items;
   }
   // What is stored now bounds the read: one still being written to is read up to here.
   await readStoredRange(bus, { stream: options.stream, subject: options.subject, afterSeq }, (stored) =>

@@ -290,6 +290,50 @@ describe('readStored and readOrdered', () => {
     ).toEqual([]);
   });
 
+  it('readStored of a settled subject stops at its newest message, with the same items', async () => {
+    const { names } = bus;
+    const runId = randomUUID();
+    const frames = Array.from({ length: 5 }, (_, index) => textFrame(runId, `part ${index}`));
+    for (const [index, value] of frames.entries()) {
+      await publishFrame(bus, value);
+      if (index % 2 === 0) await publishFrame(bus, textFrame(randomUUID(), `other ${index}`));
+    }
+    // Requests counted on the real connection: each direct get is one.
+    const gets = { count: 0 };
+    const getMessage = bus.jsm.streams.getMessage.bind(bus.jsm.streams);
+    bus.jsm.streams.getMessage = (...args) => {
+      gets.count++;
+      return getMessage(...args);
+    };
+    const read = (subject: string, few: number, settled: boolean) =>
+      readStored(bus, { stream: names.streams.events, subject, schema: EventEnvelope, few, settled });
+    try {
+      const all = await read(names.events(runId), 8, false);
+      expect(all.map((item) => item.envelope?.frame)).toEqual(frames);
+      for (const few of [2, 5, 8]) {
+        expect((await read(names.events(runId), few, true)).map((item) => [item.seq, item.envelope])).toEqual(
+          all.map((item) => [item.seq, item.envelope]),
+        );
+      }
+      // As many requests as without `settled` (five gets and one for the newest), not one more.
+      gets.count = 0;
+      await read(names.events(runId), 8, true);
+      expect(gets.count).toBe(6);
+      gets.count = 0;
+      expect(await read(names.events(randomUUID()), 8, true)).toEqual([]);
+      expect(gets.count).toBe(2);
+      const single = randomUUID();
+      await publishFrame(bus, textFrame(single, 'only'));
+      gets.count = 0;
+      expect((await read(names.events(single), 8, true)).map((item) => item.envelope?.frame.type)).toEqual([
+        'text',
+      ]);
+      expect(gets.count).toBe(2);
+    } finally {
+      bus.jsm.streams.getMessage = getMessage;
+    }
+  });
+
   it('readStored reports a stored message that does not parse instead of throwing', async () => {
     const { names } = bus;
     const runId = randomUUID();

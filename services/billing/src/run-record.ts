@@ -12,6 +12,8 @@ import type { RunRecord } from './run-meter.ts';
  * Everything the run published so far, replayed from JetStream: its author-facing frames, its
  * step results and its usage reports. Settlement decides from this record, never from a summary
  * the caller sends. Unparseable messages are skipped (their consumers already ended the run).
+ * A run is settled once it ended, so its step records and usage reports are read as settled
+ * subjects: their newest message bounds the read.
  */
 export async function readRunRecord(bus: Bus, runId: string): Promise<RunRecord> {
   const stream = bus.names.streams.events;
@@ -22,12 +24,14 @@ export async function readRunRecord(bus: Bus, runId: string): Promise<RunRecord>
       subject: bus.names.steps(runId),
       schema: StepRecordEnvelope,
       few: RUN_RECORDS_READ_ONE_BY_ONE,
+      settled: true,
     }),
     readStored(bus, {
       stream,
       subject: bus.names.usage(runId),
       schema: UsageEnvelope,
       few: RUN_RECORDS_READ_ONE_BY_ONE,
+      settled: true,
     }),
   ]);
   const results = new Map<number, StepResult>();

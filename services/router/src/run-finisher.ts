@@ -49,7 +49,7 @@ export async function finishRunWith(
   state: RunState,
   outcome: FinishOutcome,
   logger: Logger,
-  extras: { reply?: string; blankFiles?: readonly string[] } = {},
+  extras: { reply?: string; blankFiles?: readonly string[]; outcomeStored?: Promise<void> } = {},
 ): Promise<void> {
   const { bus, pool } = dependencies;
   // A clarification ends the run waiting for the author (docs/agent-behaviour.md): run and session rest in
@@ -147,9 +147,10 @@ export async function finishRunWith(
         breadcrumbs,
       });
   };
-  // Independent writes, both before the lock goes: the author's next run must find the session's
-  // phase and this reply in its history.
-  await Promise.all([awaitAcceptance(), recordReply()]);
+  // Independent writes, all before the lock goes: the author's next run must find the session's
+  // phase, this reply in its history and the routing outcome it inherits from (whose write began
+  // before the terminal frame and ran while billing settled).
+  await Promise.all([awaitAcceptance(), recordReply(), extras.outcomeStored]);
   await releaseRunSlots(
     dependencies.redis,
     {

@@ -17,21 +17,58 @@ export function isModelCall(span: ReceivedSpan): boolean {
   return span.serviceName === 'writer' && span.kind === 'client' && /POST/.test(span.name);
 }
 
+/** The router's span of a whole run: it ends after the run's last frame and its archive. */
+export function isRunSpan(span: ReceivedSpan): boolean {
+  return span.serviceName === 'router' && span.name === 'router run';
+}
+
+/** The writer's span of a model call (`chat <model>`): it ends when the model's stream is read. */
+function isChat(span: ReceivedSpan): boolean {
+  return span.serviceName === 'writer' && /^chat /.test(span.name);
+}
+
+/** The newest model call: the previous run's last spans may still arrive after clear(). */
+function newestModelCall(spans: ReceivedSpan[]): ReceivedSpan | undefined {
+  return spans.filter(isModelCall).sort((a, b) => b.startMs - a.startMs)[0];
+}
+
 /** Each span's offset from the gateway's request span, up to the model call. */
 export function layout(spans: ReceivedSpan[]): Map<string, SpanRow> {
-  // The newest model call: the previous run's last spans may still arrive after clear().
-  const model = spans.filter(isModelCall).sort((a, b) => b.startMs - a.startMs)[0];
+  const model = newestModelCall(spans);
   const root = spans.find((span) => isRequest(span) && span.traceId === model?.traceId);
+  if (!root || !model) return new Map();
+  return rowsFrom(spans, root.traceId, root.startMs, (span) => span.startMs <= model.startMs);
+}
+
+/**
+ * The end of the run: each span that starts after the model call's stream was read, with its
+ * offset from then, up to the router's last (the terminal frame, the settlement, the run's rows,
+ * `done` and the archive).
+ */
+export function endLayout(spans: ReceivedSpan[]): Map<string, SpanRow> {
+  const model = newestModelCall(spans);
+  const chat = spans
+    .filter((span) => isChat(span) && span.traceId === model?.traceId)
+    .sort((a, b) => b.endMs - a.endMs)[0];
+  if (!model || !chat) return new Map();
+  return rowsFrom(spans, model.traceId, chat.endMs, (span) => span.startMs >= chat.endMs);
+}
+
+function rowsFrom(
+  spans: ReceivedSpan[],
+  traceId: string,
+  fromMs: number,
+  within: (span: ReceivedSpan) => boolean,
+): Map<string, SpanRow> {
   const rows = new Map<string, SpanRow>();
-  if (!root || !model) return rows;
   const seen = new Map<string, number>();
   for (const span of [...spans].sort((a, b) => a.startMs - b.startMs)) {
-    if (span.traceId !== root.traceId || span.startMs > model.startMs) continue;
+    if (span.traceId !== traceId || !within(span)) continue;
     const name = `${span.serviceName} ${span.name}`;
     const occurrence = (seen.get(name) ?? 0) + 1;
     seen.set(name, occurrence);
     rows.set(occurrence > 1 ? `${name} #${occurrence}` : name, {
-      offset: span.startMs - root.startMs,
+      offset: span.startMs - fromMs,
       duration: span.endMs - span.startMs,
     });
   }

@@ -20,6 +20,7 @@ export async function archiveRun(bus: Bus, pool: Pool, runId: string): Promise<A
       subject: bus.names.steps(runId),
       schema: StepRecordEnvelope,
       few: RUN_RECORDS_READ_ONE_BY_ONE,
+      settled: true,
     }),
   ]);
   const frames: ArchivedFrame[] = events.flatMap((item) =>

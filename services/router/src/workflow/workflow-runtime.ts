@@ -43,6 +43,12 @@ export interface FinishExtras {
   reply?: string;
   /** Files the round created that a writer removes once the run ended when still empty. */
   blankFiles?: string[];
+  /**
+   * The write of the routing outcome, started before the terminal frame and not waited for by
+   * it: the finisher awaits it with the run's reply, before the session lock goes, which is when
+   * the author's next run can read it (its routing inherits from this outcome).
+   */
+  outcomeStored?: Promise<void>;
 }
 
 /**
@@ -137,7 +143,11 @@ export function createWorkflowRuntime(dependencies: WorkflowRuntimeDependencies)
       ...(closing.lastAgent ? { last_agent: closing.lastAgent } : {}),
       ...(clarification ? { waiting_agent: clarification.agent, question: clarification.question } : {}),
     };
-    await mergeMessageRouting(pool, start.message_id, { outcome: record });
+    const outcomeStored = mergeMessageRouting(pool, start.message_id, { outcome: record }).then(
+      () => undefined,
+    );
+    // Awaited by the finisher; a run that fails before then leaves its rejection handled here.
+    outcomeStored.catch(() => undefined);
     // A read-only request leaves no empty file behind: the finisher hands them to a writer.
     const blankFiles = workflow.routing.read_only ? createdFiles(closing.results) : [];
     if (blankFiles.length > 0)
@@ -145,6 +155,7 @@ export function createWorkflowRuntime(dependencies: WorkflowRuntimeDependencies)
     return {
       reply: buildReply(closing.results, closing.discardedSteps, clarification),
       ...(blankFiles.length > 0 ? { blankFiles } : {}),
+      outcomeStored,
     };
   }
 
