@@ -26,6 +26,10 @@
  * conversation: by the measured runs the session holds twice the warm-up's messages, which the
  * router and the context compiler read at every launch.
  *
+ * With `--env AGENT_ROUTER_STRATEGY=llm` the router asks the fake model for its decision at every
+ * launch, and the bench prints that call's length and the launch's time to the writer's model
+ * request less it: the overhead the router's call does not explain.
+ *
  * `--pause-ms` waits that long after each measured launch, as an author reads a reply before the
  * next message: what a launch costs once the stack has been quiet (the CPU and system calls per
  * launch then include the quiet time's; for CPU, read the line net of the idle rate).
@@ -103,6 +107,14 @@ const layouts: Array<Map<string, SpanRow>> = [];
 /** The same runs' ends: from the model's stream read to the router's last span. */
 const endLayouts: Array<Map<string, SpanRow>> = [];
 const toModel: number[] = [];
+/**
+ * With the router's model decision on (`--env AGENT_ROUTER_STRATEGY=llm`): per run, that call as
+ * the fake LLM served it (request received → its last token), and POST → the writer's model
+ * request less it, the launch's own overhead next to the call (an upper bound: the call as the
+ * router saw it also holds its two network hops and the reply's parse).
+ */
+const routerCall: number[] = [];
+const beyondRouterCall: number[] = [];
 /** Per slice of the warm-up: service CPU per launch and POST → model request p50 (ms). */
 const warmupCurve: Array<{ launches: number; cpu_ms_per_launch: number; to_model_p50_ms: number }> = [];
 /** Per run: the last text frame's arrival to `done` (step result, settlement, the run's end: what the author waits for). */
@@ -180,6 +192,12 @@ try {
       continue;
     }
     if (delays) toModel.push(delays.toModel);
+    const routed = (await bench.fake.requests({ run_id: trace.runId, role: 'router' }))[0];
+    if (delays && routed?.stream) {
+      const callMs = (routed.stream.emitted_at.at(-1) ?? routed.stream.started_at) - routed.received_at;
+      routerCall.push(callMs);
+      beyondRouterCall.push(delays.toModel - callMs);
+    }
     if (pauseMs > 0) await sleep(pauseMs);
     const lastText = trace.text.at(-1);
     if (lastText && trace.doneAt !== undefined) lastTextToDone.push(trace.doneAt - lastText.receivedAt);
@@ -324,6 +342,11 @@ console.log(
       ', ',
     )}), nats-server ${brokerMsPerLaunch} ms, PostgreSQL ${serversMsPerLaunch.postgres} ms, Redis ${serversMsPerLaunch.redis} ms; load average ${load}`,
 );
+if (routerCall.length > 0) {
+  console.log(
+    `router model decision on: its call p50 ${rounded(distribution(routerCall).p50)} ms (the fake's request → last token), POST → writer model request less the call p50 ${rounded(distribution(beyondRouterCall).p50)} ms, p95 ${rounded(distribution(beyondRouterCall).p95)} ms (${routerCall.length} runs)`,
+  );
+}
 // The idle rate over the launches' duration, taken off: what the launches themselves cost.
 const idleDuringLaunch = (name: string) => ((idlePerSecond[name] ?? 0) * launchesMs) / 1000 / runs;
 const aboveIdle = {
@@ -396,6 +419,13 @@ console.log(
     load_average: load,
     to_model_p50_ms: rounded(distribution(toModel).p50),
     to_model_p95_ms: rounded(distribution(toModel).p95),
+    ...(routerCall.length > 0
+      ? {
+          router_call_p50_ms: rounded(distribution(routerCall).p50),
+          beyond_router_call_p50_ms: rounded(distribution(beyondRouterCall).p50),
+          beyond_router_call_p95_ms: rounded(distribution(beyondRouterCall).p95),
+        }
+      : {}),
     last_text_to_done_p50_ms: rounded(distribution(lastTextToDone).p50),
     last_text_to_done_p95_ms: rounded(distribution(lastTextToDone).p95),
     cpu_ms_per_launch: cpuMsPerLaunch,

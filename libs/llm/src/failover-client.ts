@@ -180,8 +180,10 @@ async function* streamWithFailover(
         trimmedToolResults: fitted.trimmedToolResults,
       });
       request.onAttempt?.(attempts.at(-1)!);
-      // Independent hints (neither rejects): written together, on the way to the step's result.
-      await Promise.all([
+      // Independent hints (neither rejects), written together and not waited for: the reply is
+      // the caller's now, and the next call of this process finds them (one Redis connection
+      // keeps its commands in order); another replica may read the previous hint for a moment.
+      void Promise.all([
         context.breaker.recordSuccess(provider.name),
         request.sessionId
           ? context.pins.set(request.sessionId, provider.name).catch((error: unknown) => {
