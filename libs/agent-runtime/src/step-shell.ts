@@ -59,8 +59,8 @@ export interface StepPorts {
 }
 
 /**
- * Runs the machine: performs each decision's actions in order and feeds the answer of the last
- * one back in. An action that throws becomes a `failed` event; the machine decides what that
+ * Runs the machine: performs each decision's actions in order (but a model call's token count
+ * and usage report, which go out together) and feeds the answer of the last one back in. An action that throws becomes a `failed` event; the machine decides what that
  * means. `onState` sees every state (the store reads it while a model call streams).
  */
 export async function driveStep(

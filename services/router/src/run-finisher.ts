@@ -94,6 +94,11 @@ export async function finishRunWith(
     logger.error({ err: error }, 'settlement failed; left to reconciliation');
   }
 
+  // The routing outcome (the next run's routing inherits from it) was written while the terminal
+  // frame and the settlement went out; it is in before the rest of the end is written. Should it
+  // have failed, the run is still `running`, so the router that takes it over finishes it again,
+  // this write included (the frames and the settlement it repeats are stored and made once).
+  await extras.outcomeStored;
   const results = [...state.results.values()];
   const refunded =
     billingDecision === 'refund' && outcome.terminal !== 'complete' ? createdFiles(results) : [];
@@ -147,10 +152,9 @@ export async function finishRunWith(
         breadcrumbs,
       });
   };
-  // Independent writes, all before the lock goes: the author's next run must find the session's
-  // phase, this reply in its history and the routing outcome it inherits from (whose write began
-  // before the terminal frame and ran while billing settled).
-  await Promise.all([awaitAcceptance(), recordReply(), extras.outcomeStored]);
+  // Independent writes, both before the lock goes: the author's next run must find the session's
+  // phase and this reply in its history.
+  await Promise.all([awaitAcceptance(), recordReply()]);
   await releaseRunSlots(
     dependencies.redis,
     {

@@ -53,6 +53,39 @@ describe('run finisher', () => {
     expect(await countSemaphore(rig.redis, rig.keys.userSemaphore(start.user_id))).toBe(0);
   });
 
+  it('a routing outcome that could not be written leaves the run running for a takeover, lock held, no done', async () => {
+    nextSettle = settled('charge');
+    const start = await takenRun(rig);
+    const lockKey = rig.keys.sessionLock(start.session_id);
+    await acquireSessionLock(rig.redis, lockKey, start.run_id, 60_000);
+    const lost = Promise.reject(new Error('connection terminated'));
+    lost.catch(() => undefined);
+
+    await expect(
+      finishRunWith(dependencies(), start, emptyRunState, { terminal: 'complete' }, rig.logger, {
+        reply: '写好了。',
+        outcomeStored: lost,
+      }),
+    ).rejects.toThrow('connection terminated');
+
+    // The terminal frame and the settlement went out with the write; nothing after it did.
+    expect((await framesOf(rig, start.run_id)).map((frame) => frame.type)).toEqual(['workflow_complete']);
+    expect(rig.settles.at(-1)).toMatchObject({ run_id: start.run_id });
+    expect(await getRun(rig.database.pool, start.run_id)).toMatchObject({ phase: 'running' });
+    expect(await getSessionLockHolder(rig.redis, lockKey)).toBe(start.run_id);
+
+    // The router that takes the run over finishes it again: the same terminal frame is stored once.
+    await finishRunWith(dependencies(), start, emptyRunState, { terminal: 'complete' }, rig.logger, {
+      reply: '写好了。',
+    });
+    expect((await framesOf(rig, start.run_id)).map((frame) => frame.type)).toEqual([
+      'workflow_complete',
+      'done',
+    ]);
+    expect(await getRun(rig.database.pool, start.run_id)).toMatchObject({ phase: 'done' });
+    expect(await getSessionLockHolder(rig.redis, lockKey)).toBeNull();
+  });
+
   it('a refunded stop says how many credits came back, between the terminal frame and done', async () => {
     nextSettle = settled('refund', 3);
     const start = await takenRun(rig);

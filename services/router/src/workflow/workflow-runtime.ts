@@ -45,8 +45,8 @@ export interface FinishExtras {
   blankFiles?: string[];
   /**
    * The write of the routing outcome, started before the terminal frame and not waited for by
-   * it: the finisher awaits it with the run's reply, before the session lock goes, which is when
-   * the author's next run can read it (its routing inherits from this outcome).
+   * it: the finisher awaits it after the settlement, before the run's rows move (so a failed
+   * write still leaves the run to a takeover that finishes it again).
    */
   outcomeStored?: Promise<void>;
 }
