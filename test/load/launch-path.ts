@@ -37,17 +37,17 @@
  *   node test/load/launch-path.ts [--runs 15] [--warmup 200] [--pause-ms 0] [--one-session] [--untraced] [--idle-ms 5000] [--env KEY=VALUE ...]
  */
 import { parseArgs } from 'node:util';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
-import { busNames } from '@quill/contracts';
 import { startOtlpReceiver } from '../support/otlp-receiver.ts';
 import { scrape, sumOf } from '../support/prometheus.ts';
+import { eventsConsumers, perLaunchMessages } from './support/launch-counters.ts';
 import {
   endLayout,
   isModelCall,
   isRequest,
   isRunSpan,
   layout,
+  layoutTable,
+  roundedLayout,
   type SpanRow,
   summarizeLayouts,
 } from './support/launch-layout.ts';
@@ -61,7 +61,7 @@ import {
   syscallsOf,
   syscallsPerService,
 } from './support/proc.ts';
-import { distribution, rounded, sleep, table } from './support/stats.ts';
+import { distribution, rounded, sleep } from './support/stats.ts';
 import { WARMUP_LAUNCHES, WARMUP_SLICE } from './support/warmup.ts';
 
 // A nats-server of the benchmark's own, so its CPU and every connection's message counts are the
@@ -69,7 +69,7 @@ import { WARMUP_LAUNCHES, WARMUP_SLICE } from './support/warmup.ts';
 const nats = await startPrivateNats();
 process.env.NATS_URL = nats.url;
 const { envFromPairs, serviceCpuMs, startBenchStack } = await import('./support/bench-stack.ts');
-const { matchDelays, plainReply, streamRun, writerRequest } = await import('./support/runs.ts');
+const { matchDelays, plainReply, routerCallMs, streamRun, writerRequest } = await import('./support/runs.ts');
 
 const { values } = parseArgs({
   options: {
@@ -108,10 +108,8 @@ const layouts: Array<Map<string, SpanRow>> = [];
 const endLayouts: Array<Map<string, SpanRow>> = [];
 const toModel: number[] = [];
 /**
- * With the router's model decision on (`--env AGENT_ROUTER_STRATEGY=llm`): per run, that call as
- * the fake LLM served it (request received → its last token), and POST → the writer's model
- * request less it, the launch's own overhead next to the call (an upper bound: the call as the
- * router saw it also holds its two network hops and the reply's parse).
+ * Router decision on: its call as the fake served it, and POST → the writer's model request less
+ * it (an upper bound: the router's own view of the call adds two hops and the reply's parse).
  */
 const routerCall: number[] = [];
 const beyondRouterCall: number[] = [];
@@ -192,9 +190,8 @@ try {
       continue;
     }
     if (delays) toModel.push(delays.toModel);
-    const routed = (await bench.fake.requests({ run_id: trace.runId, role: 'router' }))[0];
-    if (delays && routed?.stream) {
-      const callMs = (routed.stream.emitted_at.at(-1) ?? routed.stream.started_at) - routed.received_at;
+    const callMs = await routerCallMs(bench, trace.runId);
+    if (delays && callMs !== undefined) {
       routerCall.push(callMs);
       beyondRouterCall.push(delays.toModel - callMs);
     }
@@ -226,8 +223,8 @@ try {
     postgres: rounded((namedProcessesCpuMs('postgres') - serversFrom.postgres) / runs),
     redis: rounded((namedProcessesCpuMs('redis-server') - serversFrom.redis) / runs),
   };
-  messagesPerLaunch = perLaunchMessages(countedFrom, await nats.connections());
-  consumersLeft = await eventsConsumers(bench.stack.namespace);
+  messagesPerLaunch = perLaunchMessages(countedFrom, await nats.connections(), runs);
+  consumersLeft = await eventsConsumers(nats.url, bench.stack.namespace);
   brokerRssGrowthMb = rounded((rssKb(nats.pid) - brokerRssFromKb) / 1024);
 } finally {
   await bench.stop();
@@ -286,41 +283,6 @@ async function statementCounts(): Promise<Record<string, number>> {
     counts[service.name] = (counts[service.name] ?? 0) + sumOf(samples, 'db_client_operation_duration_count');
   }
   return counts;
-}
-
-/**
- * Consumers on EVENTS once the runs ended: the durable ones, and any reader's consumer still left
- * on the server (nats.js leaves an idle ordered consumer there for five minutes).
- */
-async function eventsConsumers(namespace: string): Promise<number> {
-  const connection = await connect({ servers: nats.url, name: 'bench-consumers' });
-  try {
-    const manager = await jetstreamManager(connection);
-    return (await manager.streams.info(busNames(namespace).streams.events)).state.consumer_count;
-  } finally {
-    await connection.close();
-  }
-}
-
-/**
- * NATS messages per launch by service, both ways: what its connections sent (publishes, requests,
- * acks, pulls) and what the server delivered to them. The connection name is `<service>:<instance>`.
- */
-function perLaunchMessages(
-  before: ConnectionCounters[],
-  after: ConnectionCounters[],
-): Record<string, { sent: number; received: number }> {
-  const result: Record<string, { sent: number; received: number }> = {};
-  for (const connection of after) {
-    const [service, instance] = connection.name.split(':');
-    if (!service || !instance) continue;
-    const earlier = before.find((each) => each.name === connection.name);
-    const row = result[service] ?? { sent: 0, received: 0 };
-    result[service] = row;
-    row.sent = rounded(row.sent + (connection.inMsgs - (earlier?.inMsgs ?? 0)) / runs);
-    row.received = rounded(row.received + (connection.outMsgs - (earlier?.outMsgs ?? 0)) / runs);
-  }
-  return result;
 }
 
 const summary = summarizeLayouts(layouts);
@@ -392,19 +354,9 @@ console.log(
     .join(', ')}`,
 );
 if (traced) {
-  console.log(
-    table([
-      ['start ms', 'took ms', 'span'],
-      ...summary.map((row) => [row.offset_p50.toFixed(1), row.duration_p50.toFixed(1), row.span]),
-    ]),
-  );
+  console.log(layoutTable(summary));
   console.log('the end of the run, from the model stream read:');
-  console.log(
-    table([
-      ['start ms', 'took ms', 'span'],
-      ...endSummary.map((row) => [row.offset_p50.toFixed(1), row.duration_p50.toFixed(1), row.span]),
-    ]),
-  );
+  console.log(layoutTable(endSummary));
 }
 console.log(
   JSON.stringify({
@@ -441,15 +393,7 @@ console.log(
     syscalls_per_launch: syscallsPerLaunch,
     events_consumers_after: consumersLeft,
     nats_server_rss_growth_mb: brokerRssGrowthMb,
-    spans: summary.map((row) => ({
-      ...row,
-      offset_p50: rounded(row.offset_p50),
-      duration_p50: rounded(row.duration_p50),
-    })),
-    end_spans: endSummary.map((row) => ({
-      ...row,
-      offset_p50: rounded(row.offset_p50),
-      duration_p50: rounded(row.duration_p50),
-    })),
+    spans: roundedLayout(summary),
+    end_spans: roundedLayout(endSummary),
   }),
 );

@@ -139,14 +139,11 @@ function replied(
   const { result, world } = event;
   const after: StepState = { ...state, inModelCall: false };
   // The tokens were spent whatever happens to the reply, so the run's count always takes them.
-  const spent: StepAction = {
-    kind: 'count_tokens',
-    tokens: result.usage.prompt_tokens + result.usage.completion_tokens,
-  };
+  const tokens = result.usage.prompt_tokens + result.usage.completion_tokens;
   // A call cut to hand the step back is redone by the next worker: nothing of it counts here.
   if (world.handBack && world.stopReason === undefined) {
     const closing = closingEntry(after, world);
-    return { ...closing, actions: [spent, ...closing.actions] };
+    return { ...closing, actions: [{ kind: 'count_tokens', tokens }, ...closing.actions] };
   }
   let next: StepState = {
     ...after,
@@ -156,7 +153,7 @@ function replied(
     finalText: after.finalText + result.text,
     finishReason: result.finishReason,
   };
-  const actions: StepAction[] = [spent, { kind: 'flush_usage', tolerant: false }];
+  const actions: StepAction[] = [{ kind: 'account_call', tokens }];
   if (result.toolCalls.length === 0) {
     next = { ...next, openCapture: result.openCapture };
     const more = continuationAfter(result, next.continuationsUsed, config.maxContinuations);

@@ -59,8 +59,8 @@ export interface StepPorts {
 }
 
 /**
- * Runs the machine: performs each decision's actions in order (but a model call's token count
- * and usage report, which go out together) and feeds the answer of the last one back in. An action that throws becomes a `failed` event; the machine decides what that
+ * Runs the machine: performs each decision's actions in order and feeds the answer of the last
+ * one back in. An action that throws becomes a `failed` event; the machine decides what that
  * means. `onState` sees every state (the store reads it while a model call streams).
  */
 export async function driveStep(
@@ -79,21 +79,9 @@ export async function driveStep(
     onState(state);
     let answer: StepAnswer | undefined;
     try {
-      const { actions } = decision;
-      for (let index = 0; index < actions.length; index++) {
-        const action = actions[index]!;
+      for (const action of decision.actions) {
         if (action.kind === 'end') return action.result;
         if (action.kind === 'raise') throw new RaisedError(action.error);
-        const following = actions[index + 1];
-        if (action.kind === 'count_tokens' && following?.kind === 'flush_usage') {
-          // A model call's two accounts, the run's token count (Redis) and its usage report
-          // (the bus), neither reading the other: written together, one round trip after the
-          // call instead of two. The report goes out even when the count failed.
-          const [, flushed] = await Promise.all([perform(ports, action), perform(ports, following)]);
-          answer = flushed;
-          index++;
-          continue;
-        }
         answer = await perform(ports, action);
       }
     } catch (error) {
@@ -129,6 +117,9 @@ async function perform(ports: StepPorts, action: StepAction): Promise<StepAnswer
       return undefined;
     case 'count_tokens':
       await ports.signals.spendTokens(action.tokens);
+      return undefined;
+    case 'account_call':
+      await Promise.all([ports.signals.spendTokens(action.tokens), ports.usage.flush()]);
       return undefined;
     case 'flush_usage':
       if (action.tolerant) await flushQuietly(ports);

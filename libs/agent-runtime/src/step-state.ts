@@ -129,6 +129,11 @@ export type StepAction =
   | { kind: 'promote_reads' }
   /** Add a reply's prompt + completion tokens to the run's token count. */
   | { kind: 'count_tokens'; tokens: number }
+  /**
+   * A served call's two accounts at once, the run's token count (Redis) and its usage report (the
+   * bus): neither reads the other, so they take one round trip; either failing ends the step.
+   */
+  | { kind: 'account_call'; tokens: number }
   /** Report usage; `tolerant` logs a failure instead of ending the step with it. */
   | { kind: 'flush_usage'; tolerant: boolean }
   /** Close the frame stream; `quiet` ignores a failure (the step is abandoned anyway). */

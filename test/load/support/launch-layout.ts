@@ -1,5 +1,5 @@
 import type { ReceivedSpan } from '../../support/otlp-receiver.ts';
-import { distribution } from './stats.ts';
+import { distribution, rounded, table } from './stats.ts';
 
 /** Where one span of a launch's trace sits: its start after the gateway's request span, and its length (ms). */
 export interface SpanRow {
@@ -96,4 +96,23 @@ export function summarizeLayouts(layouts: ReadonlyArray<Map<string, SpanRow>>) {
       .filter((row) => row.in_runs >= layouts.length / 2)
       .sort((a, b) => a.offset_p50 - b.offset_p50)
   );
+}
+
+export type LayoutSummary = ReturnType<typeof summarizeLayouts>;
+
+/** A summary as the bench prints it: start and length of each span, by start. */
+export function layoutTable(summary: LayoutSummary): string {
+  return table([
+    ['start ms', 'took ms', 'span'],
+    ...summary.map((row) => [row.offset_p50.toFixed(1), row.duration_p50.toFixed(1), row.span]),
+  ]);
+}
+
+/** The same rows for the JSON line, rounded. */
+export function roundedLayout(summary: LayoutSummary) {
+  return summary.map((row) => ({
+    ...row,
+    offset_p50: rounded(row.offset_p50),
+    duration_p50: rounded(row.duration_p50),
+  }));
 }

@@ -189,6 +189,20 @@ export function matchDelays(trace: RunTrace, request: RecordedRequest | undefine
   };
 }
 
+/**
+ * The router's model call of a run (its routing decision) as the fake LLM served it: request
+ * received → its last token; undefined when the router called no model.
+ */
+export async function routerCallMs(
+  bench: BenchStack,
+  runId: string | undefined,
+): Promise<number | undefined> {
+  if (!runId) return undefined;
+  const routed = (await bench.fake.requests({ run_id: runId, role: 'router' }))[0];
+  if (!routed?.stream) return undefined;
+  return (routed.stream.emitted_at.at(-1) ?? routed.stream.started_at) - routed.received_at;
+}
+
 /** The model request of a run's writer step, as the fake LLM recorded it. */
 export async function writerRequest(
   bench: BenchStack,
