@@ -22,8 +22,11 @@ export interface DerivedSettings {
    * the router's wall clock and the gateway's last resort have had their turn (+ 60 s).
    */
   readonly abandonedRunAfterS: number;
-  /** In-progress acks of the run a router holds: three per RUN_ACK_WAIT_S, at most one a second. */
-  readonly runHeartbeatMs: number;
+  /**
+   * How often a router keeps the runs it holds alive: their in-progress acks (RUN_ACK_WAIT_S) and
+   * their session locks and user slots (SESSION_LOCK_TTL_MS), three times in the shorter of the two.
+   */
+  readonly runKeepAliveMs: number;
   /** In-progress acks of the task a worker holds: three per TASK_ACK_WAIT_S, at most one a second. */
   readonly taskHeartbeatMs: number;
   /** How often a router scans for lapsed run leases: three times per lease, at most every 100 ms. */
@@ -51,7 +54,10 @@ export function deriveSettings(values: ConfigValues): DerivedSettings {
     stopGraceMs: values.AGENT_STOP_GRACE_S * 1000,
     gatewayFallbackGraceMs: (values.AGENT_STOP_GRACE_S + 30) * 1000,
     abandonedRunAfterS: wallClockS + values.AGENT_STOP_GRACE_S + 60,
-    runHeartbeatMs: Math.max(1000, (values.RUN_ACK_WAIT_S * 1000) / 3),
+    runKeepAliveMs: Math.max(
+      100,
+      Math.floor(Math.min(values.RUN_ACK_WAIT_S * 1000, values.SESSION_LOCK_TTL_MS) / 3),
+    ),
     taskHeartbeatMs: Math.max(1000, (values.TASK_ACK_WAIT_S * 1000) / 3),
     routerLeaseScanMs: Math.max(100, Math.floor(values.ROUTER_RUN_LEASE_TTL_MS / 3)),
     modelCallCounterTtlS: wallClockS * 2,

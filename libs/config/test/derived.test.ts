@@ -14,7 +14,7 @@ describe('derived settings', () => {
       stopGraceMs: 10_000,
       gatewayFallbackGraceMs: 40_000,
       abandonedRunAfterS: 850,
-      runHeartbeatMs: 10_000,
+      runKeepAliveMs: 10_000,
       taskHeartbeatMs: 10_000,
       routerLeaseScanMs: 1000,
       modelCallCounterTtlS: 1560,
@@ -43,7 +43,7 @@ describe('derived settings', () => {
       stopGraceMs: 5000,
       gatewayFallbackGraceMs: 35_000,
       abandonedRunAfterS: 165,
-      runHeartbeatMs: 4000,
+      runKeepAliveMs: 4000,
       taskHeartbeatMs: 3000,
       routerLeaseScanMs: 333,
       modelCallCounterTtlS: 200,
@@ -53,9 +53,16 @@ describe('derived settings', () => {
     });
   });
 
-  it('keep their floors: at most one in-progress ack a second, one lease scan per 100 ms', () => {
+  it('keep a run alive three times in the shorter of its ack wait and its session lock', () => {
+    expect(load({ RUN_ACK_WAIT_S: '120' }).derived.runKeepAliveMs).toBe(10_000);
+    expect(load({ RUN_ACK_WAIT_S: '120', SESSION_LOCK_TTL_MS: '90000' }).derived.runKeepAliveMs).toBe(30_000);
+    expect(load({ RUN_ACK_WAIT_S: '6', SESSION_LOCK_TTL_MS: '90000' }).derived.runKeepAliveMs).toBe(2000);
+  });
+
+  it('keep their floors: a task’s in-progress ack at most once a second, one lease scan per 100 ms', () => {
     const { derived } = load({ RUN_ACK_WAIT_S: '1', TASK_ACK_WAIT_S: '2', ROUTER_RUN_LEASE_TTL_MS: '300' });
-    expect(derived.runHeartbeatMs).toBe(1000);
+    // A run's keep-alive has none: it must come inside the one-second ack wait.
+    expect(derived.runKeepAliveMs).toBe(333);
     expect(derived.taskHeartbeatMs).toBe(1000);
     expect(derived.routerLeaseScanMs).toBe(100);
   });

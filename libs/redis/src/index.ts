@@ -2,6 +2,7 @@ export type { Redis as RedisClient } from 'ioredis';
 export { createRedis } from './client.ts';
 export { type RedisKeys, redisKeys } from './keys.ts';
 export { defineLuaScript } from './lua-script.ts';
+export { RUN_HOLD_RENEWAL_BATCH, type RunHold, renewRunHolds } from './run-holds.ts';
 export {
   claimExpiredRunLeases,
   holdRunLease,
@@ -10,10 +11,9 @@ export {
 } from './run-lease.ts';
 export { getStopFlag, openModelTurn, pushSteer, setStopFlag } from './run-signals.ts';
 export { acquireRunSlots, releaseRunSlots } from './run-slots.ts';
-export { acquireSemaphore, countSemaphore, releaseSemaphore, renewSemaphore } from './semaphore.ts';
+export { acquireSemaphore, countSemaphore, releaseSemaphore } from './semaphore.ts';
 export {
   acquireSessionLock,
   getSessionLockHolder,
   releaseSessionLock,
-  renewSessionLock,
 } from './session-lock.ts';

@@ -31,12 +31,6 @@ if not admits(member, limit) then return 0 end
 take(member, ttl)
 return 1`);
 
-const renewScript = defineLuaScript(`${SEMAPHORE_PRELUDE}
-if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
-redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[2]), ARGV[1])
-expireWithLatest()
-return 1`);
-
 /**
  * Takes one of `limit` slots for memberId (e.g. a run id) for ttlMs. Acquiring again with the
  * same member refreshes its slot instead of taking a second one, so retries are harmless.
@@ -49,16 +43,6 @@ export async function acquireSemaphore(
   ttlMs: number,
 ): Promise<boolean> {
   return (await acquireScript.run(redis, [key], [memberId, limit, ttlMs])) === 1;
-}
-
-/** Extends memberId's slot; false when it already expired (the slot may be someone else's now). */
-export async function renewSemaphore(
-  redis: Redis,
-  key: string,
-  memberId: string,
-  ttlMs: number,
-): Promise<boolean> {
-  return (await renewScript.run(redis, [key], [memberId, ttlMs])) === 1;
 }
 
 export async function releaseSemaphore(redis: Redis, key: string, memberId: string): Promise<boolean> {

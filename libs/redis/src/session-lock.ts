@@ -1,14 +1,8 @@
 import type { Redis } from 'ioredis';
 import { defineLuaScript } from './lua-script.ts';
 
-// Only the holder (same token) may extend or drop the lock: a holder that stalled past its TTL
-// must not delete the lock its successor now holds.
-const renewScript = defineLuaScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
-return 0`);
-
+// Only the holder (same token) may drop the lock: a holder that stalled past its TTL must not
+// delete the lock its successor now holds. Renewal follows the same rule (run-holds.ts).
 const releaseScript = defineLuaScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('DEL', KEYS[1])
@@ -23,16 +17,6 @@ export async function acquireSessionLock(
   ttlMs: number,
 ): Promise<boolean> {
   return (await redis.set(key, token, 'PX', ttlMs, 'NX')) === 'OK';
-}
-
-/** Extends the lock's TTL; false when the token no longer holds it (expired or taken over). */
-export async function renewSessionLock(
-  redis: Redis,
-  key: string,
-  token: string,
-  ttlMs: number,
-): Promise<boolean> {
-  return (await renewScript.run(redis, [key], [token, ttlMs])) === 1;
 }
 
 /** Releases the lock if this token holds it; false when it did not. */

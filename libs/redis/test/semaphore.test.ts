@@ -1,12 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { testUrls } from '../../../test/support/urls.ts';
-import {
-  acquireSemaphore,
-  countSemaphore,
-  createRedis,
-  releaseSemaphore,
-  renewSemaphore,
-} from '../src/index.ts';
+import { acquireSemaphore, countSemaphore, createRedis, releaseSemaphore } from '../src/index.ts';
 import { deleteKeys, eventually, testKeys } from './helpers.ts';
 
 const redis = createRedis(testUrls.redis);
@@ -37,15 +31,6 @@ describe('per-user semaphore', () => {
     expect(await acquireSemaphore(redis, key, 'crashed', 1, 100)).toBe(true);
     expect(await acquireSemaphore(redis, key, 'next', 1, 30_000)).toBe(false);
     expect(await eventually(() => acquireSemaphore(redis, key, 'next', 1, 30_000))).toBe(true);
-    expect(await renewSemaphore(redis, key, 'crashed', 30_000)).toBe(false);
     expect(await countSemaphore(redis, key)).toBe(1);
-  });
-
-  it('keeps a renewed holder past its first ttl', async () => {
-    const key = keys.userSemaphore('u3');
-    await acquireSemaphore(redis, key, 'alive', 1, 5_000);
-    expect(await renewSemaphore(redis, key, 'alive', 60_000)).toBe(true);
-    expect(await redis.pttl(key)).toBeGreaterThan(5_000);
-    expect(await acquireSemaphore(redis, key, 'other', 1, 30_000)).toBe(false);
   });
 });

@@ -5,6 +5,7 @@ import { startService } from '@quill/service-kit';
 import { createPhaseWriter } from './phases/phase-writer.ts';
 import { serveRunAdmission } from './phases/run-admission.ts';
 import { createRunSweep } from './phases/run-sweep.ts';
+import { createRunKeepAlive } from './run-keep-alive.ts';
 import { createRunLeases } from './run-leases.ts';
 import { countActiveRuns } from './run-metrics.ts';
 import { createRunHandler } from './run-orchestrator.ts';
@@ -38,10 +39,16 @@ const leases = createRunLeases(
   },
 );
 
+const keepAlive = createRunKeepAlive(
+  { redis: runtime.redis, keys: runtime.keys, logger },
+  { intervalMs: config.derived.runKeepAliveMs, ttlMs: config.SESSION_LOCK_TTL_MS },
+);
+
 const handleRunStart = createRunHandler({
   bus,
   workflow,
   leases,
+  keepAlive,
   phases,
   pool: runtime.pool,
   redis: runtime.redis,
@@ -52,8 +59,6 @@ const handleRunStart = createRunHandler({
   settings: {
     maxIterations: config.AGENT_COLLABORATION_MAX_ITERATIONS,
     wallClockMs: config.derived.runWallClockMs,
-    heartbeatMs: config.derived.runHeartbeatMs,
-    sessionLockTtlMs: config.SESSION_LOCK_TTL_MS,
     stopGraceMs: config.derived.stopGraceMs,
     stopFlagTtlMs: config.derived.stopFlagTtlMs,
   },
@@ -88,6 +93,7 @@ const sweep = createRunSweep(
 sweep.start();
 runtime.onShutdown(async () => {
   leases.stop();
+  keepAlive.stop();
   await Promise.all([consumer.stop(), admission.stop(), sweep.stop()]);
 });
 runtime.markReady();

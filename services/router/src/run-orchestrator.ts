@@ -6,11 +6,11 @@ import {
   StepRecordEnvelope,
   TaskEnvelope,
 } from '@quill/contracts';
-import { renewSemaphore, renewSessionLock } from '@quill/redis';
 import { requestStop, watchStop } from '@quill/run-control';
 import type { Logger } from 'pino';
 import { readRouting } from './routing/route-run.ts';
 import { type FinisherDependencies, finishRunWith, publishDone } from './run-finisher.ts';
+import type { RunKeepAlive } from './run-keep-alive.ts';
 import type { RunLeases } from './run-leases.ts';
 import { openStepLog } from './step-log.ts';
 import { nextAction } from './workflow/engine.ts';
@@ -23,11 +23,11 @@ export interface OrchestratorDependencies extends FinisherDependencies {
   /** Routing, handoffs, held text and directives; the rules themselves are pure. */
   workflow: WorkflowRuntime;
   leases: RunLeases;
+  /** The delivery's in-progress acks and the session lock and user slot, renewed per process. */
+  keepAlive: RunKeepAlive;
   settings: {
     maxIterations: number;
     wallClockMs: number;
-    heartbeatMs: number;
-    sessionLockTtlMs: number;
     stopGraceMs: number;
     stopFlagTtlMs: number;
   };
@@ -100,10 +100,13 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
       throw error;
     }
 
-    const keepAlive = setInterval(() => {
-      delivery.message.working();
-      void renewRunLeases(start).catch((error: unknown) => log.warn({ err: error }, 'lease renewal failed'));
-    }, settings.heartbeatMs);
+    const stopKeepingAlive = dependencies.keepAlive.keep({
+      runId: start.run_id,
+      sessionId: start.session_id,
+      userId: start.user_id,
+      working: () => delivery.message.working(),
+      log,
+    });
     const deadline = Date.parse(run.createdAt) + settings.wallClockMs;
     const epoch = run.epoch;
     let plan: WorkflowPlan | undefined;
@@ -142,22 +145,12 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
         return ack;
       }
     } finally {
-      clearInterval(keepAlive);
+      stopKeepingAlive();
       stopWatch.close();
       await steps.close();
       await lease.release().catch((error: unknown) => log.warn({ err: error }, 'run lease release failed'));
     }
   };
-
-  async function renewRunLeases(start: RunStartEnvelope): Promise<void> {
-    await renewSessionLock(
-      redis,
-      keys.sessionLock(start.session_id),
-      start.run_id,
-      settings.sessionLockTtlMs,
-    );
-    await renewSemaphore(redis, keys.userSemaphore(start.user_id), start.run_id, settings.sessionLockTtlMs);
-  }
 
   async function dispatch(
     start: RunStartEnvelope,

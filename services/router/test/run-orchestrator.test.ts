@@ -17,6 +17,7 @@ import { finishRun } from '@quill/db/router';
 import { requestStop } from '@quill/run-control';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPhaseWriter } from '../src/phases/phase-writer.ts';
+import { createRunKeepAlive, type RunKeepAlive } from '../src/run-keep-alive.ts';
 import { createRunLeases, type RunLeases } from '../src/run-leases.ts';
 import { createRunHandler } from '../src/run-orchestrator.ts';
 import type { WorkflowRuntime } from '../src/workflow/workflow-runtime.ts';
@@ -25,6 +26,7 @@ import { planOf, result } from './workflow-fixtures.ts';
 
 let rig: RunRig;
 let leases: RunLeases;
+let keepAlive: RunKeepAlive;
 let compiler: Responder;
 /** What context compile answers next. */
 const compileReply: ContextCompileReply = {
@@ -40,6 +42,10 @@ beforeAll(async () => {
   leases = createRunLeases(
     { bus: rig.bus, redis: rig.redis, keys: rig.keys, logger: rig.logger },
     { ttlMs: 30_000, scanMs: 10_000 },
+  );
+  keepAlive = createRunKeepAlive(
+    { redis: rig.redis, keys: rig.keys, logger: rig.logger },
+    { intervalMs: 1_000, ttlMs: 60_000 },
   );
   compiler = serveRequests(
     rig.bus,
@@ -58,6 +64,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   leases.stop();
+  keepAlive.stop();
   await compiler.stop();
   await rig.close();
 });
@@ -79,13 +86,12 @@ const handler = (port: WorkflowRuntime = workflow) =>
     phases: createPhaseWriter(rig.database.pool, rig.logger),
     workflow: port,
     leases,
+    keepAlive,
     requestTimeoutMs: 2_000,
     requestDeadlineMs: 4_000,
     settings: {
       maxIterations: 6,
       wallClockMs: 120_000,
-      heartbeatMs: 1_000,
-      sessionLockTtlMs: 60_000,
       stopGraceMs: 30_000,
       stopFlagTtlMs: 60_000,
     },
