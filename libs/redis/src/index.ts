@@ -2,7 +2,7 @@ export type { Redis as RedisClient } from 'ioredis';
 export { createRedis } from './client.ts';
 export { type RedisKeys, redisKeys } from './keys.ts';
 export { defineLuaScript } from './lua-script.ts';
-export { RUN_HOLD_RENEWAL_BATCH, type RunHold, renewRunHolds } from './run-holds.ts';
+export { type RunHold, renewRunHolds } from './run-holds.ts';
 export {
   claimExpiredRunLeases,
   holdRunLease,

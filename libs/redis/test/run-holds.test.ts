@@ -6,10 +6,10 @@ import {
   countSemaphore,
   createRedis,
   getSessionLockHolder,
-  RUN_HOLD_RENEWAL_BATCH,
   type RunHold,
   renewRunHolds,
 } from '../src/index.ts';
+import { RUN_HOLD_RENEWAL_BATCH } from '../src/run-holds.ts';
 import { deleteKeys, eventually, testKeys } from './helpers.ts';
 
 const redis = createRedis(testUrls.redis);
