@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { inBatches } from './batches.ts';
 import { defineLuaScript } from './lua-script.ts';
 
 /** What a router holds for a run it is running: its session's lock and one of its user's slots. */
@@ -61,12 +62,9 @@ export async function renewRunHolds(
   holds: readonly RunHold[],
   ttlMs: number,
 ): Promise<string[]> {
-  const lost: string[] = [];
-  for (let start = 0; start < holds.length; start += RUN_HOLD_RENEWAL_BATCH) {
-    const batch = holds.slice(start, start + RUN_HOLD_RENEWAL_BATCH);
+  return inBatches(holds, RUN_HOLD_RENEWAL_BATCH, async (batch) => {
     const keys = batch.flatMap((hold) => [hold.sessionLockKey, hold.semaphoreKey]);
     const runIds = batch.map((hold) => hold.runId);
-    lost.push(...((await RENEW_ALL.run(redis, keys, [ttlMs, ...runIds])) as string[]));
-  }
-  return lost;
+    return (await RENEW_ALL.run(redis, keys, [ttlMs, ...runIds])) as string[];
+  });
 }

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { inBatches } from './batches.ts';
 import { defineLuaScript } from './lua-script.ts';
 
 /*
@@ -74,12 +75,11 @@ export async function renewRunLeases(
   runIds: readonly string[],
   ttlMs: number,
 ): Promise<string[]> {
-  const lost: string[] = [];
-  for (let start = 0; start < runIds.length; start += RUN_LEASE_RENEWAL_BATCH) {
-    const batch = runIds.slice(start, start + RUN_LEASE_RENEWAL_BATCH);
-    lost.push(...((await RENEW_ALL.run(redis, [keys.leases], [ttlMs, ...batch])) as string[]));
-  }
-  return lost;
+  return inBatches(
+    runIds,
+    RUN_LEASE_RENEWAL_BATCH,
+    async (batch) => (await RENEW_ALL.run(redis, [keys.leases], [ttlMs, ...batch])) as string[],
+  );
 }
 
 export async function releaseRunLease(redis: Redis, keys: LeaseKeys, runId: string): Promise<void> {
