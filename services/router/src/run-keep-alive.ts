@@ -61,7 +61,7 @@ export function createRunKeepAlive(
       current.map((entry) => entry.hold),
       settings.ttlMs,
     )
-      .then((lost) => reportLost(current, new Set(lost)))
+      .then((lost) => reportLost(current, new Set(lost), kept))
       .catch((error: unknown) =>
         logger.warn({ err: error, runs: current.length }, 'run keep-alive renewal failed'),
       )
@@ -94,11 +94,12 @@ export function createRunKeepAlive(
   };
 }
 
-function reportLost(entries: readonly Kept[], lost: ReadonlySet<string>): void {
+function reportLost(entries: readonly Kept[], lost: ReadonlySet<string>, kept: ReadonlySet<Kept>): void {
   for (const entry of entries) {
-    if (!lost.has(entry.run.runId) || entry.lostReported) continue;
+    // A run let go meanwhile has released its lock and slot itself: it lost nothing.
+    if (!lost.has(entry.run.runId) || entry.lostReported || !kept.has(entry)) continue;
     entry.lostReported = true;
-    // Both are taken again by the next launch of the session or user; the run itself goes on.
+    // The run goes on; another launch of the session, or of the user, may have taken what lapsed.
     entry.run.log.warn('session lock or user slot had lapsed while the run was held');
   }
 }
