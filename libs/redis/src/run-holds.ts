@@ -12,10 +12,10 @@ export interface RunHold {
 }
 
 // KEYS: lock, semaphore for each run, in ARGV's order. ARGV: ttl ms, then run ids.
-// The same rules as session-lock.ts's and semaphore.ts's renewals, for many runs in one call:
-// a lock is extended only while it still names the run, a slot only while it has not expired
-// (expired members leave first, once per semaphore), and a semaphore's own TTL follows its
-// latest member. Returns the run ids whose lock or slot was gone.
+// The rules of session-lock.ts and semaphore.ts, for many runs in one call: a lock is extended
+// only while it still names the run, a slot only while it has not expired (expired members
+// leave first, once per semaphore), and a semaphore's own TTL follows its latest member.
+// Returns the run ids whose lock or slot was gone.
 const RENEW_ALL = defineLuaScript(`
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
