@@ -93,6 +93,9 @@ let sessionId: string | undefined;
 const TTFT_MS = 100;
 
 const receiver = traced ? await startOtlpReceiver() : undefined;
+const extraEnv = envFromPairs(values.env);
+/** Only a router that calls the model has a call to read back from the fake, once per run. */
+const routerCalls = extraEnv.AGENT_ROUTER_STRATEGY === 'llm';
 const bench = await startBenchStack({
   natsServerPid: nats.pid,
   // The test receiver reads OTLP/JSON; the services' default is http/protobuf.
@@ -100,7 +103,7 @@ const bench = await startBenchStack({
     ...(receiver
       ? { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }
       : {}),
-    ...envFromPairs(values.env),
+    ...extraEnv,
   },
 });
 const layouts: Array<Map<string, SpanRow>> = [];
@@ -190,7 +193,7 @@ try {
       continue;
     }
     if (delays) toModel.push(delays.toModel);
-    const callMs = await routerCallMs(bench, trace.runId);
+    const callMs = routerCalls ? await routerCallMs(bench, trace.runId) : undefined;
     if (delays && callMs !== undefined) {
       routerCall.push(callMs);
       beyondRouterCall.push(delays.toModel - callMs);

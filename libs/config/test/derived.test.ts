@@ -61,7 +61,7 @@ describe('derived settings', () => {
 
   it('keep their floors: a task’s in-progress ack at most once a second, one lease scan per 100 ms', () => {
     const { derived } = load({ RUN_ACK_WAIT_S: '1', TASK_ACK_WAIT_S: '2', ROUTER_RUN_LEASE_TTL_MS: '300' });
-    // A run's keep-alive has none: it must come inside the one-second ack wait.
+    // A run's keep-alive goes down to 100 ms: it must come inside the one-second ack wait.
     expect(derived.runKeepAliveMs).toBe(333);
     expect(derived.taskHeartbeatMs).toBe(1000);
     expect(derived.routerLeaseScanMs).toBe(100);

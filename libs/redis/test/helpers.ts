@@ -1,11 +1,23 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import { uniqueName } from '../../../test/support/urls.ts';
-import { type RedisKeys, redisKeys } from '../src/index.ts';
+import { afterAll } from 'vitest';
+import { testUrls, uniqueName } from '../../../test/support/urls.ts';
+import { createRedis, type RedisKeys, redisKeys } from '../src/index.ts';
 
 /** A random prefix per test file, and cleanup of everything written under it. */
 export function testKeys(): RedisKeys {
   return redisKeys(uniqueName('quill_test_'));
+}
+
+/** A test file's Redis client and key prefix; what it wrote is deleted and the client closed after it. */
+export function testRedis(): { redis: Redis; keys: RedisKeys } {
+  const redis = createRedis(testUrls.redis);
+  const keys = testKeys();
+  afterAll(async () => {
+    await deleteKeys(redis, keys);
+    await redis.quit();
+  });
+  return { redis, keys };
 }
 
 export async function deleteKeys(redis: Redis, keys: RedisKeys): Promise<void> {

@@ -1,23 +1,16 @@
-import { afterAll, describe, expect, it } from 'vitest';
-import { testUrls } from '../../../test/support/urls.ts';
+import { describe, expect, it } from 'vitest';
 import {
   acquireSemaphore,
   acquireSessionLock,
   countSemaphore,
-  createRedis,
   getSessionLockHolder,
   type RunHold,
   renewRunHolds,
 } from '../src/index.ts';
 import { RUN_HOLD_RENEWAL_BATCH } from '../src/run-holds.ts';
-import { deleteKeys, eventually, testKeys } from './helpers.ts';
+import { eventually, testRedis } from './helpers.ts';
 
-const redis = createRedis(testUrls.redis);
-const keys = testKeys();
-afterAll(async () => {
-  await deleteKeys(redis, keys);
-  await redis.quit();
-});
+const { redis, keys } = testRedis();
 
 const holdOf = (runId: string, sessionId: string, userId: string): RunHold => ({
   runId,

@@ -1,14 +1,8 @@
-import { afterAll, describe, expect, it } from 'vitest';
-import { testUrls } from '../../../test/support/urls.ts';
-import { createRedis, getStopFlag, openModelTurn, pushSteer, redisKeys, setStopFlag } from '../src/index.ts';
-import { deleteKeys, testKeys } from './helpers.ts';
+import { describe, expect, it } from 'vitest';
+import { getStopFlag, openModelTurn, pushSteer, redisKeys, setStopFlag } from '../src/index.ts';
+import { testRedis } from './helpers.ts';
 
-const redis = createRedis(testUrls.redis);
-const keys = testKeys();
-afterAll(async () => {
-  await deleteKeys(redis, keys);
-  await redis.quit();
-});
+const { redis, keys } = testRedis();
 
 describe('key names', () => {
   it('follow docs/architecture.md under the prefix', () => {

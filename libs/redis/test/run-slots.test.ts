@@ -1,20 +1,8 @@
-import { afterAll, describe, expect, it } from 'vitest';
-import { testUrls } from '../../../test/support/urls.ts';
-import {
-  acquireRunSlots,
-  countSemaphore,
-  createRedis,
-  getSessionLockHolder,
-  releaseRunSlots,
-} from '../src/index.ts';
-import { deleteKeys, testKeys } from './helpers.ts';
+import { describe, expect, it } from 'vitest';
+import { acquireRunSlots, countSemaphore, getSessionLockHolder, releaseRunSlots } from '../src/index.ts';
+import { testRedis } from './helpers.ts';
 
-const redis = createRedis(testUrls.redis);
-const keys = testKeys();
-afterAll(async () => {
-  await deleteKeys(redis, keys);
-  await redis.quit();
-});
+const { redis, keys } = testRedis();
 
 const slotsOf = (session: string, user: string) => ({
   sessionLock: keys.sessionLock(session),

@@ -1,14 +1,8 @@
-import { afterAll, describe, expect, it } from 'vitest';
-import { testUrls } from '../../../test/support/urls.ts';
-import { acquireSemaphore, countSemaphore, createRedis, releaseSemaphore } from '../src/index.ts';
-import { deleteKeys, eventually, testKeys } from './helpers.ts';
+import { describe, expect, it } from 'vitest';
+import { acquireSemaphore, countSemaphore, releaseSemaphore } from '../src/index.ts';
+import { eventually, testRedis } from './helpers.ts';
 
-const redis = createRedis(testUrls.redis);
-const keys = testKeys();
-afterAll(async () => {
-  await deleteKeys(redis, keys);
-  await redis.quit();
-});
+const { redis, keys } = testRedis();
 
 describe('per-user semaphore', () => {
   it('admits up to the limit and frees a slot on release', async () => {

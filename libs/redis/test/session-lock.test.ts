@@ -1,20 +1,13 @@
-import { afterAll, describe, expect, it } from 'vitest';
-import { testUrls } from '../../../test/support/urls.ts';
+import { describe, expect, it } from 'vitest';
 import {
   acquireSessionLock,
-  createRedis,
   defineLuaScript,
   getSessionLockHolder,
   releaseSessionLock,
 } from '../src/index.ts';
-import { deleteKeys, eventually, testKeys } from './helpers.ts';
+import { eventually, testRedis } from './helpers.ts';
 
-const redis = createRedis(testUrls.redis);
-const keys = testKeys();
-afterAll(async () => {
-  await deleteKeys(redis, keys);
-  await redis.quit();
-});
+const { redis, keys } = testRedis();
 
 describe('session lock', () => {
   it('is exclusive until released by its holder', async () => {
