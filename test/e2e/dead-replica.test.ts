@@ -15,7 +15,11 @@ beforeAll(async () => {
     env: {
       AGENT_ROUTER_STRATEGY: 'off',
       NATS_REQUEST_TIMEOUT_MS: '1000',
-      NATS_REQUEST_DEADLINE_MS: '20000',
+      // Each attempt goes to a queue-group member at random, so a request misses the live replica
+      // on every one of n attempts with odds 2^-n. Attempts start about every 2.5 s after the
+      // first few: 20 s made that about 1 in 500 per request, and four runs make a dozen such
+      // requests (compile, reserve, settle); 60 s makes it about 1 in 10 million.
+      NATS_REQUEST_DEADLINE_MS: '60000',
       GATEWAY_RATE_LIMIT_PER_MINUTE: '1000',
     },
   });
@@ -37,8 +41,8 @@ describe('a frozen context and billing replica', () => {
       match: { role: 'writer' },
       responses: [{ text: '林晚推开门。', tokens_per_second: 200 }],
     });
-    // Each request picks a queue-group member at random: with one attempt, four runs would all
-    // have missed the frozen replicas (context, reserve and settle each) about once in 4,000.
+    // With one attempt each, four runs would all have missed the frozen replicas (context,
+    // reserve and settle each) about once in 4,000.
     const runIds: string[] = [];
     for (let run = 0; run < 4; run++) {
       const response = await startRun(stack.gateways[0]!, stack.apiKey, {

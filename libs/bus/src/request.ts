@@ -1,9 +1,9 @@
 import type { Msg } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
-import { retryWithBackoff } from './backoff.ts';
 import { decodeEnvelope, encodeJson, InvalidEnvelopeError } from './codec.ts';
 import type { Bus } from './connection.ts';
+import { overlappingAttempts } from './overlapping-attempts.ts';
 import { contextFromHeaders, SpanKind, tracedHeaders, withSpan } from './tracing.ts';
 
 /** A request/reply call failed before a valid reply arrived (no responders, timeout, bad reply). */
@@ -19,13 +19,17 @@ export class BusRequestError extends Error {
 }
 
 export interface RequestOptions<R> {
-  /** How long one attempt waits for its reply. */
+  /**
+   * How long one attempt waits for its reply alone; with a deadline, the next attempt then starts
+   * beside it and the earlier one keeps listening (overlapping-attempts.ts).
+   */
   timeoutMs: number;
   /**
    * How long all attempts together may take (default: one attempt). Within it, a request that
-   * found no responder, timed out, or got a reply `retryReply` calls a replica's failure is
-   * asked again with backoff: a queue group hands the next attempt to a replica that is alive.
-   * Only for idempotent requests (every request on Quill's bus is, README "Fault tolerance").
+   * found no responder, was not answered within `timeoutMs`, or got a reply `retryReply` calls a
+   * replica's failure is asked again with backoff: a queue group hands the next attempt to a
+   * replica that is alive, and a slow replica's late answer still counts. Only for idempotent
+   * requests (every request on Quill's bus is, README "Fault tolerance").
    */
   deadlineMs?: number;
   retryReply?: (reply: R) => boolean;
@@ -56,24 +60,21 @@ export async function requestReply<Q extends z.ZodType, R extends z.ZodType>(
       attributes: { 'messaging.system': 'nats', 'messaging.destination.name': subject },
     },
     async () => {
-      const startedAt = Date.now();
       const deadlineMs = options.deadlineMs ?? 0;
-      const attempt = async (): Promise<z.infer<R>> => {
-        // The last attempt gets what is left of the deadline, never less than a round trip.
-        const left = deadlineMs > 0 ? deadlineMs - (Date.now() - startedAt) : options.timeoutMs;
-        const timeoutMs = Math.max(100, Math.min(options.timeoutMs, left));
-        const reply = await requestOnce(bus, subject, schemas.reply, data, timeoutMs);
+      const attempt = async (listenMs: number): Promise<z.infer<R>> => {
+        const reply = await requestOnce(bus, subject, schemas.reply, data, listenMs);
         if (options.retryReply?.(reply)) throw new RetryableReply(subject, reply);
         return reply;
       };
-      if (deadlineMs <= options.timeoutMs && !options.retryReply) return attempt();
+      if (deadlineMs <= options.timeoutMs && !options.retryReply) return attempt(options.timeoutMs);
       try {
-        return await retryWithBackoff(attempt, {
+        return await overlappingAttempts(attempt, {
           what: `a reply on ${subject}`,
           logger: bus.logger,
+          patienceMs: options.timeoutMs,
+          deadlineMs: Math.max(deadlineMs, options.timeoutMs),
           initialDelayMs: 100,
           maxDelayMs: 2000,
-          deadlineMs,
           retryable: (error) =>
             error instanceof RetryableReply ||
             (error instanceof BusRequestError && error.kind !== 'invalid_reply'),

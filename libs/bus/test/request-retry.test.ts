@@ -72,6 +72,42 @@ describe('requestReply with a deadline', () => {
     }
   });
 
+  it('takes the answer of a replica slower than one attempt’s timeout', async () => {
+    // The only replica answers each request long after an attempt's timeout, as a live one on a
+    // saturated machine does: the attempt that timed out must still be listening for it.
+    const subject = bus.names.health(uniqueName('slow'));
+    const seen: string[] = [];
+    const responder = serveRequests(
+      bus,
+      subject,
+      schemas,
+      {
+        async handle(request) {
+          seen.push(request.user_id);
+          await new Promise((resolve) => setTimeout(resolve, 1200));
+          return { v: 1 as const, ok: true as const, credits: 5 };
+        },
+        invalidReply: { v: 1, ok: false, code: 'invalid_bus_message' },
+        failureReply: { v: 1, ok: false, code: 'service_unavailable' },
+      },
+      logger,
+    );
+    try {
+      const reply = await requestReply(
+        bus,
+        subject,
+        schemas,
+        { v: 1, user_id: 'author' },
+        { timeoutMs: 200, deadlineMs: 30_000 },
+      );
+      expect(reply).toEqual({ v: 1, ok: true, credits: 5 });
+      // It was asked again meanwhile (each ask is idempotent), and the first answer ended the call.
+      expect(seen.length).toBeGreaterThan(1);
+    } finally {
+      await responder.stop();
+    }
+  });
+
   it('waits for a replica that is not serving yet, within the deadline', async () => {
     const subject = bus.names.health(uniqueName('late'));
     const seen: string[] = [];
