@@ -48,9 +48,15 @@ const shoot = async (name: string) => {
   await mkdir(SCREENSHOT_DIR, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOT_DIR, name) });
 };
-const send = async (message: string) => {
+/** Types a message and presses Ctrl+Enter (the composer waits to be editable again first). */
+const submit = async (message: string) => {
   await page.getByTestId('composer').fill(message);
   await page.getByTestId('composer').press('Control+Enter');
+};
+/** Sends a message the gateway accepts: from then on the last turn is its run's. */
+const send = async (message: string) => {
+  await submit(message);
+  await page.locator('.turn').last().getByTestId('user-message').filter({ hasText: message }).waitFor();
 };
 const lastTurnText = () =>
   page
@@ -314,8 +320,13 @@ describe('the web app', () => {
     });
     expect(other.status).toBe(200);
     await stack.fakeLlm.gateReached('busy');
-    await send('同时再发一条');
+    const turns = await page.locator('.turn').count();
+    await submit('同时再发一条');
     await expect.poll(() => page.getByTestId('chat-error').textContent()).toContain('这个会话还在生成回复');
+    // The refused message is not left as a turn, and it is back in the composer to send later.
+    expect(await page.locator('.turn').count()).toBe(turns);
+    expect(await page.getByTestId('composer').inputValue()).toBe('同时再发一条');
+    await page.getByTestId('composer').fill('');
     stack.fakeLlm.releaseGate('busy');
     await readStream(other);
   });

@@ -49,6 +49,7 @@ export const en = {
   chat: 'Chat',
   messagePlaceholder: 'Ask the agent to plan, write or review… (Ctrl+Enter to send)',
   send: 'Send',
+  sending: 'Sending…',
   stop: 'Stop',
   undoRun: 'Undo this run',
   regenerate: 'Regenerate',

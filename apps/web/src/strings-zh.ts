@@ -49,6 +49,7 @@ export const zh: Strings = {
   chat: '对话',
   messagePlaceholder: '让助手规划、写作或审阅…（Ctrl+Enter 发送）',
   send: '发送',
+  sending: '发送中…',
   stop: '停止',
   undoRun: '撤销本轮',
   regenerate: '重新生成',

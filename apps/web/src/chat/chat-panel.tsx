@@ -31,7 +31,9 @@ export function ChatPanel({ api, chat }: { api: Api; chat: SessionChat }) {
           <TurnView
             key={turn.runId ?? index}
             turn={turn}
-            onAnswer={index === chat.turns.length - 1 && !chat.streaming ? chat.send : undefined}
+            onAnswer={
+              index === chat.turns.length - 1 && !chat.streaming && !chat.sending ? chat.send : undefined
+            }
           />
         ))}
         {chat.error !== undefined && (
@@ -42,7 +44,7 @@ export function ChatPanel({ api, chat }: { api: Api; chat: SessionChat }) {
             </button>
           </div>
         )}
-        {!chat.streaming && chat.suggestions.length > 0 && (
+        {!chat.streaming && !chat.sending && chat.suggestions.length > 0 && (
           <fieldset className="suggestions">
             <legend className="hint">{t.suggestions}</legend>
             {chat.suggestions.map((suggestion) => (
@@ -53,8 +55,8 @@ export function ChatPanel({ api, chat }: { api: Api; chat: SessionChat }) {
           </fieldset>
         )}
       </div>
-      {!chat.streaming && lastTurn?.runId && <TurnActions chat={chat} />}
-      {chat.streaming ? <RunControls chat={chat} /> : <Composer onSend={chat.send} />}
+      {!chat.streaming && !chat.sending && lastTurn?.runId && <TurnActions chat={chat} />}
+      {chat.streaming ? <RunControls chat={chat} /> : <Composer onSend={chat.send} sending={chat.sending} />}
     </section>
   );
 }

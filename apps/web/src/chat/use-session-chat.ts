@@ -18,10 +18,16 @@ export interface SessionChat {
   sessionId: string | undefined;
   turns: Turn[];
   streaming: boolean;
+  /** A message is on its way to the gateway (POST /agent/stream not answered yet). */
+  sending: boolean;
   resumed: boolean;
   error: unknown;
   suggestions: string[];
-  send(message: string): Promise<void>;
+  /**
+   * Sends a message as a run: resolves `true` once the gateway started it (its frames then stream
+   * into the last turn), `false` when it was refused (the error is in `error`).
+   */
+  send(message: string): Promise<boolean>;
   stop(): Promise<void>;
   steer(message: string): Promise<void>;
   /** Undo everything the last run did to files (POST /agent/runs/:runId/undo); resolves to the count. */
@@ -46,6 +52,8 @@ export function useSessionChat(api: Api, projectId: string, language: Language):
   const [sessionId, setSessionId] = useState(() => currentSession(projectId));
   const [turns, setTurns] = useState<Turn[]>(() => (sessionId ? loadTurns(projectId, sessionId) : []));
   const [streaming, setStreaming] = useState(false);
+  const [sending, setSending] = useState(false);
+  const launching = useRef(false);
   const [resumed, setResumed] = useState(false);
   const [error, setError] = useState<unknown>();
   const [suggestions, setSuggestions] = useState<string[]>([]);
@@ -129,13 +137,23 @@ export function useSessionChat(api: Api, projectId: string, language: Language):
   }, [api, sessionId, consume]);
 
   const send = useCallback(
-    async (message: string) => {
+    async (message: string): Promise<boolean> => {
+      if (launching.current) return false;
+      launching.current = true;
       setError(undefined);
       setSuggestions([]);
       setResumed(false);
       const controller = new AbortController();
+      const before = turnsRef.current;
+      // The message shows at once as a turn of its own, before the gateway answers (a launch can
+      // take a while on a busy server): the author sees it went, and cannot send a second beside it.
+      const pending = [...before, { message, runId: undefined, frames: [], finished: false }];
+      turnsRef.current = pending;
+      setTurns(pending);
+      setSending(true);
+      let run: Awaited<ReturnType<typeof api.client.agent.stream>>;
       try {
-        const run = await api.client.agent.stream(
+        run = await api.client.agent.stream(
           {
             project_id: projectId,
             message,
@@ -144,20 +162,31 @@ export function useSessionChat(api: Api, projectId: string, language: Language):
           },
           { signal: controller.signal },
         );
-        const base = run.sessionId === sessionId ? turnsRef.current : loadTurns(projectId, run.sessionId);
-        const next = [...base, { message, runId: run.runId, frames: [], finished: false }];
-        turnsRef.current = next;
-        saveTurns(projectId, run.sessionId, next);
-        rememberSession(projectId, run.sessionId, message.slice(0, 40));
-        setCurrentSession(projectId, run.sessionId);
-        abort.current = controller;
-        setTurns(next);
-        // The resume effect skips this turn: it is streaming already.
-        if (run.sessionId !== sessionId) setSessionId(run.sessionId);
-        await consume(run.sessionId, run, controller);
       } catch (caught) {
+        // Refused (a busy session, a quota, an outage): the turn goes again and the composer gets
+        // the message back, so nothing the author wrote is lost.
+        if (turnsRef.current === pending) {
+          turnsRef.current = before;
+          setTurns(before);
+        }
         setError(caught);
+        return false;
+      } finally {
+        launching.current = false;
+        setSending(false);
       }
+      const base = run.sessionId === sessionId ? before : loadTurns(projectId, run.sessionId);
+      const next = [...base, { message, runId: run.runId, frames: [], finished: false }];
+      turnsRef.current = next;
+      saveTurns(projectId, run.sessionId, next);
+      rememberSession(projectId, run.sessionId, message.slice(0, 40));
+      setCurrentSession(projectId, run.sessionId);
+      abort.current = controller;
+      setTurns(next);
+      // The resume effect skips this turn: it is streaming already.
+      if (run.sessionId !== sessionId) setSessionId(run.sessionId);
+      void consume(run.sessionId, run, controller);
+      return true;
     },
     [api, projectId, sessionId, language, consume],
   );
@@ -276,6 +305,7 @@ export function useSessionChat(api: Api, projectId: string, language: Language):
     sessionId,
     turns,
     streaming,
+    sending,
     resumed,
     error,
     suggestions,
