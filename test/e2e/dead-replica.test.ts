@@ -31,6 +31,7 @@ afterAll(async () => {
 });
 
 describe('a frozen context and billing replica', () => {
+  // Its own budget: each of the runs' requests may spend part of its 60-s deadline on a frozen replica.
   it('every run still compiles, reserves, completes and settles on the live replicas', async () => {
     for (const name of ['context', 'billing'] as const) {
       const replica = stack.services.find((service) => service.name === name)!;
@@ -64,9 +65,10 @@ describe('a frozen context and billing replica', () => {
         billing_decision: string | null;
       }>('SELECT run_id, phase, billing_decision FROM runs WHERE run_id = ANY($1)', [runIds]);
       return rows.length === 4 && rows.every((row) => row.billing_decision) ? rows : undefined;
-    });
+      // A settlement is asked for until the same deadline.
+    }, 90_000);
     expect(settled.map((row) => [row.phase, row.billing_decision])).toEqual(
       Array(4).fill(['done', 'charge']),
     );
-  });
+  }, 240_000);
 });
