@@ -62,8 +62,9 @@ export function overlappingAttempts<T>(
           if (pending === 0) finish({ error: lastError });
           return;
         }
+        // `pending`: earlier attempts still listening (not answered yet, not failed).
         options.logger?.warn(
-          { err: lastError, attempt: started + 1, waiting_for: options.what },
+          { err: lastError, attempt: started + 1, pending, waiting_for: options.what },
           `asking again for ${options.what}`,
         );
         launch();
@@ -75,7 +76,13 @@ export function overlappingAttempts<T>(
       pending++;
       const number = started;
       // The floor keeps a last attempt near the deadline long enough for one round trip.
-      attempt(Math.max(100, options.deadlineMs - elapsed())).then(
+      let asked: Promise<T>;
+      try {
+        asked = attempt(Math.max(100, options.deadlineMs - elapsed()));
+      } catch (error) {
+        asked = Promise.reject(error);
+      }
+      asked.then(
         (value) => finish({ value }),
         (error: unknown) => {
           pending--;
