@@ -38,8 +38,12 @@
  */
 import { parseArgs } from 'node:util';
 import { startOtlpReceiver } from '../support/otlp-receiver.ts';
-import { scrape, sumOf } from '../support/prometheus.ts';
-import { eventsConsumers, perLaunchMessages } from './support/launch-counters.ts';
+import {
+  eventsConsumers,
+  idleCpuPerSecond,
+  perLaunchMessages,
+  statementCounts,
+} from './support/launch-counters.ts';
 import {
   endLayout,
   isModelCall,
@@ -157,14 +161,14 @@ try {
   let sliceToModel: number[] = [];
   for (let index = 0; index < runs + warmup; index++) {
     if (index === warmup) {
-      if (idleMs > 0) idlePerSecond = await idleCpuPerSecond(idleMs);
+      if (idleMs > 0) idlePerSecond = await idleCpuPerSecond(idleMs, () => bench.pids(), nats.pid);
       launchesMs = performance.now();
       meter = cpuMeter(bench.pids());
       brokerMeter = cpuMeter({ 'nats-server': nats.pid });
       countedFrom = await nats.connections();
       brokerRssFromKb = rssKb(nats.pid);
       serversFrom = { postgres: namedProcessesCpuMs('postgres'), redis: namedProcessesCpuMs('redis-server') };
-      statementsFrom = await statementCounts();
+      statementsFrom = await statementCounts(bench.stack.services);
       syscallsFrom = syscallsOf(bench.pids());
     }
     receiver?.clear();
@@ -217,7 +221,7 @@ try {
   syscallsPerLaunch = syscallsPerService(syscallsFrom, syscallsOf(bench.pids()), runs);
   launchesMs = performance.now() - launchesMs;
   brokerMsPerLaunch = rounded((brokerMeter?.()['nats-server'] ?? 0) / runs);
-  const statementsTo = await statementCounts();
+  const statementsTo = await statementCounts(bench.stack.services);
   statementsPerLaunch = {};
   for (const [service, count] of Object.entries(statementsTo)) {
     statementsPerLaunch[service] = rounded((count - (statementsFrom[service] ?? 0)) / runs);
@@ -233,59 +237,6 @@ try {
   await bench.stop();
   await receiver?.close();
   await nats.stop();
-}
-
-/**
- * What the stack burns doing nothing, per second of an idle window: each service (replicas
- * summed), the benchmark's nats-server and the machine's PostgreSQL and Redis. The window is
- * measured in one-second slices and the busiest slice of each is left out: a one-off in it (the
- * memory-reducing collection each process runs once after 30 quiet seconds, docs/decisions/0040,
- * often falls in this window right after start-up) is not a rate, and taking it off every launch
- * would understate what the launches cost. Without a one-off this reads at most one slice's
- * /proc tick (10 ms over the slices) low.
- */
-async function idleCpuPerSecond(ms: number): Promise<Record<string, number>> {
-  // The warm-up runs' last writes (traces, archives) settle first.
-  await sleep(1000);
-  const slices: Array<Record<string, number>> = [];
-  for (let slice = 0; slice < Math.max(2, Math.round(ms / 1000)); slice++) {
-    const services = cpuMeter(bench.pids());
-    const broker = cpuMeter({ 'nats-server': nats.pid });
-    const servers = { postgres: namedProcessesCpuMs('postgres'), redis: namedProcessesCpuMs('redis-server') };
-    const started = performance.now();
-    await sleep(1000);
-    const seconds = (performance.now() - started) / 1000;
-    const perSecond: Record<string, number> = {};
-    for (const [instance, used] of Object.entries(services())) {
-      const service = instance.replace(/-\d+$/, '');
-      perSecond[service] = (perSecond[service] ?? 0) + used / seconds;
-    }
-    perSecond['nats-server'] = (broker()['nats-server'] ?? 0) / seconds;
-    perSecond.postgres = (namedProcessesCpuMs('postgres') - servers.postgres) / seconds;
-    perSecond.redis = (namedProcessesCpuMs('redis-server') - servers.redis) / seconds;
-    slices.push(perSecond);
-  }
-  const names = Object.keys(slices[0]!);
-  return Object.fromEntries(
-    names.map((name) => {
-      const kept = slices
-        .map((slice) => slice[name] ?? 0)
-        .sort((a, b) => a - b)
-        .slice(0, -1);
-      return [name, rounded(kept.reduce((sum, value) => sum + value, 0) / kept.length)];
-    }),
-  );
-}
-
-/** Statements sent so far per service (`db.client.operation.duration` samples of its pg instrumentation). */
-async function statementCounts(): Promise<Record<string, number>> {
-  const counts: Record<string, number> = {};
-  for (const service of bench.stack.services) {
-    if (!service.opsUrl) continue;
-    const samples = await scrape(service.opsUrl);
-    counts[service.name] = (counts[service.name] ?? 0) + sumOf(samples, 'db_client_operation_duration_count');
-  }
-  return counts;
 }
 
 const summary = summarizeLayouts(layouts);

@@ -19,7 +19,8 @@ function replica(name: string): Promise<Bus> {
   return connectBus({ url: testUrls.nats, namespace: bus.names.namespace, name });
 }
 
-function serveBalance(on: Bus, subject: string, credits: number, seen: string[]) {
+/** A replica answering balance requests; `answerAfterMs` makes it slow to answer each one. */
+function serveBalance(on: Bus, subject: string, credits: number, seen: string[], answerAfterMs = 0) {
   return serveRequests(
     on,
     subject,
@@ -27,6 +28,7 @@ function serveBalance(on: Bus, subject: string, credits: number, seen: string[])
     {
       async handle(request) {
         seen.push(request.user_id);
+        if (answerAfterMs > 0) await new Promise((resolve) => setTimeout(resolve, answerAfterMs));
         return { v: 1 as const, ok: true as const, credits };
       },
       invalidReply: { v: 1, ok: false, code: 'invalid_bus_message' },
@@ -77,21 +79,7 @@ describe('requestReply with a deadline', () => {
     // saturated machine does: the attempt that timed out must still be listening for it.
     const subject = bus.names.health(uniqueName('slow'));
     const seen: string[] = [];
-    const responder = serveRequests(
-      bus,
-      subject,
-      schemas,
-      {
-        async handle(request) {
-          seen.push(request.user_id);
-          await new Promise((resolve) => setTimeout(resolve, 1200));
-          return { v: 1 as const, ok: true as const, credits: 5 };
-        },
-        invalidReply: { v: 1, ok: false, code: 'invalid_bus_message' },
-        failureReply: { v: 1, ok: false, code: 'service_unavailable' },
-      },
-      logger,
-    );
+    const responder = serveBalance(bus, subject, 5, seen, 1200);
     try {
       const reply = await requestReply(
         bus,
