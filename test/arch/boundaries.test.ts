@@ -29,7 +29,7 @@ describe('import boundaries of the repository', () => {
     // connection or client lives on the object main.ts builds (e.g. `Bus.state`).
     const memoCaches = new Set([
       'libs/bus/src/tracing.ts injected', // trace headers per OpenTelemetry context
-      'libs/llm/src/token-estimate.ts tables', // BPE tables per encoding
+      'libs/llm/src/bpe-tables.ts builds', // BPE tables per encoding
       'libs/llm/src/token-estimate.ts counters', // token counters per encoding
       'libs/tools/src/registry.ts definitionsByList', // tool definitions per name list
     ]);

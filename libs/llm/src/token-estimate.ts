@@ -1,20 +1,20 @@
-import { createRequire } from 'node:module';
 import type { ChatMessage } from '@quill/contracts';
-import type { Tiktoken, TiktokenBPE } from 'js-tiktoken/lite';
+import { bpeEncoder, type EncodingName, warmBpeTable } from './bpe-tables.ts';
 import { createParagraphCounter, paragraphsOf } from './paragraph-counter.ts';
 import type { ToolDefinition } from './types.ts';
 
 /*
- * Token counts with a real BPE tokenizer (js-tiktoken). Used for usage records the provider did
- * not report (marked `estimate`) and for the intra-run trimmer's budget. No tokenizer is exact
- * for every provider (DeepSeek, Qwen and Llama have their own vocabularies); o200k counts CJK
- * prose at roughly one token per character, slightly above those vocabularies, which is the safe
- * side for budgets. Framing follows OpenAI's cookbook: 3 tokens per message, 3 for the reply primer.
+ * Token counts with a real BPE tokenizer (gpt-tokenizer's core, tables in bpe-tables.ts). Used
+ * for usage records the provider did not report (marked `estimate`), for the intra-run trimmer's
+ * budget and for the context compiler's. No tokenizer is exact for every provider (DeepSeek,
+ * Qwen and Llama have their own vocabularies); o200k counts CJK prose at roughly one token per
+ * character, slightly above those vocabularies, which is the safe side for budgets. Framing
+ * follows OpenAI's cookbook: 3 tokens per message, 3 for the reply primer.
  */
 const MESSAGE_OVERHEAD_TOKENS = 3;
 const REPLY_PRIMER_TOKENS = 3;
 
-export type EncodingName = 'o200k_base' | 'cl100k_base';
+export type { EncodingName };
 
 /** GPT-4 / 3.5 era models use cl100k; everything newer (and non-OpenAI models) is counted with o200k. */
 export function encodingForModel(model: string | undefined): EncodingName {
@@ -22,87 +22,7 @@ export function encodingForModel(model: string | undefined): EncodingName {
   return 'o200k_base';
 }
 
-// The rank tables are megabytes of JS each; load one only when it is first needed.
-const require = createRequire(import.meta.url);
-const tables = new Map<EncodingName, TableBuild>();
-
-/**
- * Building an encoder turns ~200k base64 ranks into two maps: ~0.9 s of CPU here, 3-6 s on a
- * saturated machine. Done in one go at start-up it blocked the event loop long enough for the
- * replica's NATS calls to time out (README "Fault tolerance"), so the build runs in slices of a
- * few milliseconds between which the loop serves I/O; a count needed before it is done finishes
- * the build synchronously. js-tiktoken's constructor does the same work in one loop: the encoder
- * is made with no ranks and its maps are filled here (pinned version; tokenizer-warmup.test.ts
- * checks the result against the library's own constructor).
- */
-interface TableBuild {
-  readonly encoder: Tiktoken;
-  readonly maps: { rankMap: Map<string, number>; textMap: Map<number, Uint8Array> };
-  /** `<text> <first rank> <base64 token> <base64 token> …`, ranks consecutive from the first. */
-  readonly lines: string[];
-  line: number;
-  /** The tokens of the current line (a table may be a single line of 200k tokens). */
-  tokens: string[];
-  offset: number;
-  token: number;
-  warming?: Promise<void>;
-}
-
 const SLICE_MS = 8;
-
-function tableBuild(name: EncodingName): TableBuild {
-  let build = tables.get(name);
-  if (!build) {
-    const { Tiktoken: TiktokenClass } = require('js-tiktoken/lite') as typeof import('js-tiktoken/lite');
-    // The CommonJS build exports the table itself (no `default`).
-    const ranks = require(`js-tiktoken/ranks/${name}`) as TiktokenBPE;
-    const encoder = new TiktokenClass({ ...ranks, bpe_ranks: '' });
-    build = {
-      encoder,
-      maps: encoder as unknown as TableBuild['maps'],
-      lines: ranks.bpe_ranks.split('\n').filter(Boolean),
-      line: -1,
-      tokens: [],
-      offset: 0,
-      token: 0,
-    };
-    tables.set(name, build);
-  }
-  return build;
-}
-
-function complete(build: TableBuild): boolean {
-  return build.token >= build.tokens.length && build.line >= build.lines.length - 1;
-}
-
-/** Adds ranks until the table is complete (true) or the slice's time is up (false). */
-function buildSlice(build: TableBuild, sliceMs: number): boolean {
-  const until = performance.now() + sliceMs;
-  const { rankMap, textMap } = build.maps;
-  while (!complete(build)) {
-    if (build.token >= build.tokens.length) {
-      const [, offsetText, ...tokens] = build.lines[++build.line]!.split(' ');
-      build.offset = Number.parseInt(offsetText!, 10);
-      build.tokens = tokens;
-      build.token = 0;
-      continue;
-    }
-    const rank = build.offset + build.token;
-    const bytes = new Uint8Array(Buffer.from(build.tokens[build.token++]!, 'base64'));
-    rankMap.set(bytes.join(','), rank);
-    textMap.set(rank, bytes);
-    if ((build.token & 255) === 0 && performance.now() >= until) return complete(build);
-  }
-  build.tokens = [];
-  return true;
-}
-
-/** The encoder of a table, completed now if its warm-up has not finished (not in the lib's index). */
-export function encoder(name: EncodingName): Tiktoken {
-  const build = tableBuild(name);
-  if (!complete(build)) buildSlice(build, Number.POSITIVE_INFINITY);
-  return build.encoder;
-}
 
 // One paragraph-memoising counter per encoding (see paragraph-counter.ts): a tool loop re-counts
 // the same transcript before every call, and the context compiler the same prompts every compile.
@@ -120,10 +40,10 @@ export function estimateTextTokens(text: string, encoding: EncodingName = 'o200k
 
 /**
  * Counts texts into the paragraph cache in slices of the event loop, so that a synchronous count
- * of the same texts afterwards only looks them up. A count takes ~15 µs per CJK character: the
+ * of the same texts afterwards only looks them up. A count takes a few µs per CJK character: the
  * usage of a stopped reply (its prompt and its text, tens of thousands of characters the process
  * has not counted before) would otherwise hold the event loop — every other run's tokens — for
- * hundreds of milliseconds (docs/decisions/0043).
+ * tens of milliseconds (docs/decisions/0043, 0059).
  */
 export async function precountTokens(
   texts: Iterable<string>,
@@ -157,27 +77,24 @@ export function* promptTexts(
 }
 
 /**
- * Builds the table in the background (~1 s of CPU, ~75 MB of heap, in slices that leave the
+ * Builds the table in the background (~0.3 s of CPU, ~15 MB of heap, in slices that leave the
  * event loop free) so that a service pays it at start-up rather than inside its first model
  * call. Resolves once the table is complete.
  */
 export function warmTokenizer(encoding: EncodingName = 'o200k_base'): Promise<void> {
-  const build = tableBuild(encoding);
-  build.warming ??= (async () => {
-    while (!buildSlice(build, SLICE_MS)) await new Promise((resolve) => setImmediate(resolve));
-  })();
-  return build.warming;
+  return warmBpeTable(encoding, SLICE_MS);
 }
 
 /**
  * The longest run of letters, of punctuation or of whitespace tokenised in one piece (code
- * points). The pre-tokenizer makes each such run one piece, and js-tiktoken merges a piece's byte
- * pairs in time quadratic in its length: prose has a piece break every few characters, but a text
- * without punctuation or spaces (unpunctuated classical Chinese, a long rule of dashes, model
- * output gone wrong) is one piece: 2,000 such characters took 2.4 s and 16,000 took 147 s, the
- * event loop blocked all the while; 4,000 ideographic spaces took 10.5 s. Longer runs are counted in parts of this length: linear time, and a
- * count at most a token or so per cut above the tokenizer's (the safe side for budgets); every
- * text without such a run is counted exactly as before.
+ * points). The pre-tokenizer makes each such run one piece, and a BPE merges a piece's byte pairs
+ * in time quadratic in its length (gpt-tokenizer's core as js-tiktoken before it: a scan for the
+ * lowest rank per merge): prose has a piece break every few characters, but a text without
+ * punctuation or spaces (unpunctuated classical Chinese, a long rule of dashes, model output gone
+ * wrong) is one piece: with js-tiktoken 2,000 such characters took 2.4 s and 16,000 took 147 s,
+ * the event loop blocked all the while; 4,000 ideographic spaces took 10.5 s. Longer runs are
+ * counted in parts of this length: linear time, and a count at most a token or so per cut above
+ * the tokenizer's (the safe side for budgets); every text without such a run is counted exactly.
  */
 export const LONGEST_COUNTED_PIECE = 64;
 const LONG_RUN = new RegExp(
@@ -203,10 +120,10 @@ export function countedParts(text: string): string[] {
 }
 
 function count(text: string, encoding: EncodingName): number {
-  const tokenizer = encoder(encoding);
+  const tokenizer = bpeEncoder(encoding);
   let total = 0;
-  // Special tokens ("<|endoftext|>") in author text are plain text to us, never an error.
-  for (const part of countedParts(text)) total += tokenizer.encode(part, [], []).length;
+  // No special token is allowed: "<|endoftext|>" in author text is plain text to us, never an error.
+  for (const part of countedParts(text)) total += tokenizer.countNative(part);
   return total;
 }
 
