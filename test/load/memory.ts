@@ -1,9 +1,11 @@
 /**
  * Memory per service: the resident set (VmRSS, /proc) of every service process once the stack is
  * up, idle `--idle-s` later, at its peak while `--runs` runs stream at once, and idle again
- * `--idle-s` after they ended; and what starting one more writer replica costs (time to ready,
- * CPU in its first seconds, RSS once idle). The tokenizer's tables (~120 MB RSS, ~1 s of CPU to
- * build) are built only by a process that counts tokens; a quiet process gives back what its
+ * `--idle-s` after they ended; then the writer idle after its first token count (one more run
+ * whose model reports no usage, as a stopped stream does: the writer estimates it, building the
+ * tokenizer's table, docs/decisions/0028, 0059); and what starting one more writer replica costs
+ * (time to ready, CPU in its first seconds, RSS once idle). The context service builds the
+ * tokenizer's table at start-up, every other process when it first counts; a quiet process gives back what its
  * young generation grew after MEMORY_IDLE_REDUCE_S (README "Performance", decision 0040), so the
  * default idle wait is longer than that. Services start from the compile cache, as the image's do.
  * Prints a table and one JSON line.
@@ -70,6 +72,13 @@ try {
   await sleep(idleSeconds * 1000);
   const after = readRss(pids);
 
+  // The writer's first count: a reply without usage is estimated (newest script first).
+  await bench.fake.addScript({ match: { role: 'writer' }, responses: [{ ...reply, no_usage: true }] });
+  const counted = await streamRun(bench.gateway, bench.author(runCount), 'memory: first count');
+  await sleep(idleSeconds * 1000);
+  const writerName = Object.keys(pids).find((name) => name.startsWith('writer'))!;
+  const afterFirstCount = readRss({ [writerName]: pids[writerName] });
+
   // One more writer replica, as a scale-out would start it.
   const startedAt = performance.now();
   const extra = await bench.stack.startService('writer');
@@ -82,7 +91,7 @@ try {
     load_average_before: load,
     load_average: loadAverage(),
     runs: runCount,
-    failures: traces.filter((trace) => trace.failure).length,
+    failures: [...traces, counted].filter((trace) => trace.failure).length,
     services: Object.keys(idle).map((name) => ({
       instance: name,
       ready_mb: mb(ready[name] ?? Number.NaN),
@@ -90,6 +99,7 @@ try {
       peak_mb: mb(peak[name] ?? Number.NaN),
       after_mb: mb(after[name] ?? Number.NaN),
     })),
+    writer_after_first_count_mb: mb(afterFirstCount[writerName] ?? Number.NaN),
     extra_writer: {
       ready_ms: readyMs,
       // CPU of the process until ready, and then while idle.
@@ -118,6 +128,9 @@ console.log(
     ],
     ...services.map((row) => [row.instance!, row.ready_mb!, row.idle_mb!, row.peak_mb!, row.after_mb!]),
   ]),
+);
+console.log(
+  `the writer ${idleSeconds} s after its first token count (a reply without usage, estimated): ${Number(result.writer_after_first_count_mb).toFixed(0)} MB`,
 );
 console.log(
   `one more writer: ready in ${extraWriter.ready_ms!.toFixed(0)} ms, ${extraWriter.cpu_ms_to_ready} ms CPU to ready, ${extraWriter.cpu_ms_idle_after} ms CPU in the next ${idleSeconds} s, ${extraWriter.idle_mb!.toFixed(0)} MB idle`,

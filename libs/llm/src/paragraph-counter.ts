@@ -1,10 +1,11 @@
 import { hash } from 'node:crypto';
 
 /*
- * js-tiktoken's BPE costs ~10 µs per CJK character, and nearly everything Quill counts was
- * counted before: the fixed lines of the system prompt, file-index lines, history messages, file
- * paragraphs, a tool loop's transcript. What is new is usually one line (the project title in the
- * system prompt) or the end of a text (a file cut to fit a budget, measured prefix by prefix).
+ * A BPE count costs a few µs per CJK character (docs/decisions/0059), and nearly everything Quill
+ * counts was counted before: the fixed lines of the system prompt, file-index lines, history
+ * messages, file paragraphs, a tool loop's transcript. What is new is usually one line (the
+ * project title in the system prompt) or the end of a text (a file cut to fit a budget, measured
+ * prefix by prefix).
  * This counter sums the counts of a text's paragraphs and memoises each paragraph, so only
  * paragraphs it has not seen are tokenised.
  *
