@@ -12,7 +12,10 @@
  * sends them, no trace header. The variants differ only in that: the shipped stream; the same
  * frames without the id (what the id costs); the shipped frames into a stream whose window is
  * `--short-window-s` (what a bounded window holds); the shipped frames with a `traceparent` as
- * well, as workers sent them before (what the header costs).
+ * well, as workers sent them before (what the header costs); the frames with no header block at
+ * all (a `PUB`, not an `HPUB`: what any header costs, the id being a streamed frame's only one).
+ * With `--live` one core subscriber per run reads its republished frames (`run.<id>.live`), as
+ * the gateways do, so the server's CPU includes carrying each frame's headers to a reader.
  * Prints, per variant, the bytes the stream stores per frame (its own count),
  * the server's CPU per frame and its RSS growth per frame; the growth more
  * than the variant without ids is what the remembered ids hold, and times the rate and the
@@ -20,12 +23,13 @@
  * variant without ids shows, are not in it). The first `--warmup-s` seconds are not measured.
  *
  *   node test/load/broker-dedupe.ts [--rate 6000] [--runs 300] [--seconds 40] [--warmup-s 5] [--short-window-s 120]
- *     [--variants 'no msg id,shipped,short window,traceparent'] (the ids' column needs the first)
+ *     [--variants 'no msg id,shipped,short window,traceparent,no headers'] [--live]
+ *     (the ids' column needs 'no msg id')
  */
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { PubHeaders } from '@nats-io/jetstream';
-import { headers } from '@nats-io/transport-node';
+import { headers, type MsgHdrs } from '@nats-io/transport-node';
 import { type Bus, connectBus, createAckedPublisher, ensureStreams } from '@quill/bus';
 import { EventEnvelope, frame, msgIds } from '@quill/contracts';
 import { type PrivateNats, startPrivateNats } from './support/private-nats.ts';
@@ -39,7 +43,8 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '40' },
     'warmup-s': { type: 'string', default: '5' },
     'short-window-s': { type: 'string', default: '120' },
-    variants: { type: 'string', default: 'no msg id,shipped,short window,traceparent' },
+    variants: { type: 'string', default: 'no msg id,shipped,short window,traceparent,no headers' },
+    live: { type: 'boolean', default: false },
   },
 });
 const rate = Number(values.rate);
@@ -56,7 +61,7 @@ const STREAM_SETTINGS = {
 };
 const TICKS_PER_SECOND = 100;
 
-type Variant = 'shipped' | 'no msg id' | 'short window' | 'traceparent';
+type Variant = 'shipped' | 'no msg id' | 'short window' | 'traceparent' | 'no headers';
 
 async function windowSeconds(bus: Bus): Promise<number> {
   const info = await bus.jsm.streams.info(bus.names.streams.events);
@@ -84,18 +89,26 @@ async function runVariant(variant: Variant) {
       });
       return {
         subject: bus.names.events(runId),
+        live: bus.names.live(runId),
         payload: new TextEncoder().encode(JSON.stringify(envelope)),
         frameId: msgIds.frameIds(runId, 1, 1),
       };
     });
+    const readers = values.live
+      ? runs.map((run) => bus.connection.subscribe(run.live, { callback: () => undefined }))
+      : [];
+    await bus.connection.flush();
     const publisher = createAckedPublisher(bus.connection, { timeoutMs: 10_000 });
     const inFlight = new Set<Promise<unknown>>();
     let sent = 0;
     const send = (index: number) => {
       const run = runs[index % runs.length]!;
-      const h = headers();
-      if (variant === 'traceparent') h.set('traceparent', traceparent);
-      if (variant !== 'no msg id') h.set(PubHeaders.MsgIdHdr, run.frameId(Math.floor(index / runs.length)));
+      let h: MsgHdrs | undefined;
+      if (variant !== 'no headers') {
+        h = headers();
+        if (variant === 'traceparent') h.set('traceparent', traceparent);
+        if (variant !== 'no msg id') h.set(PubHeaders.MsgIdHdr, run.frameId(Math.floor(index / runs.length)));
+      }
       const published = publisher.publish(run.subject, run.payload, h);
       inFlight.add(published);
       void published.finally(() => inFlight.delete(published));
@@ -113,13 +126,14 @@ async function runVariant(variant: Variant) {
       await sleep(Math.max(0, wait));
     }
     await Promise.all(inFlight);
+    for (const reader of readers) reader.unsubscribe();
     const frames = sent - measuredFrom!.sent;
     const cpu = cpuMs(nats.pid) - measuredFrom!.cpu;
     const growthKb = rssKb(nats.pid) - measuredFrom!.rss;
     const { state } = await bus.jsm.streams.info(bus.names.streams.events);
     return {
       variant,
-      duplicate_window_s: variant === 'no msg id' ? 0 : window,
+      duplicate_window_s: variant === 'no msg id' || variant === 'no headers' ? 0 : window,
       frames,
       stored_bytes_per_frame: state.bytes / state.messages,
       nats_cpu_us_per_frame: (cpu * 1000) / frames,
@@ -139,7 +153,7 @@ const baseline = measured.find((row) => row.variant === 'no msg id')?.rss_bytes_
 const results = measured.map((row) => {
   // The traceparent variant's growth holds its headers too: not the ids' alone.
   const idBytes =
-    row.variant === 'no msg id' || row.variant === 'traceparent'
+    row.variant === 'no msg id' || row.variant === 'traceparent' || row.variant === 'no headers'
       ? Number.NaN
       : row.rss_bytes_per_frame - baseline;
   return {
@@ -152,7 +166,7 @@ const results = measured.map((row) => {
 const shown = (value: number) => (Number.isNaN(value) ? '—' : rounded(value).toString());
 
 console.log(
-  `broker-dedupe: ${rate} frames/s over ${runCount} runs for ${seconds} s per variant, a nats-server each (load ${load}→${loadAverage()})`,
+  `broker-dedupe: ${rate} frames/s over ${runCount} runs for ${seconds} s per variant, a nats-server each${values.live ? ', a live reader per run' : ''} (load ${load}→${loadAverage()})`,
 );
 console.log(
   table([
@@ -186,6 +200,7 @@ console.log(
     rate,
     runs: runCount,
     seconds,
+    live: values.live,
     load_average: load,
     variants: results.map((row) => ({
       ...row,

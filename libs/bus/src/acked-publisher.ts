@@ -12,14 +12,15 @@ export class PublishAckError extends Error {
 }
 
 export interface AckedPublisher {
-  publish(subject: string, data: Uint8Array, headers: MsgHdrs): Promise<PubAck>;
+  /** Without headers the message goes as a plain `PUB` (no header block at all). */
+  publish(subject: string, data: Uint8Array, headers?: MsgHdrs): Promise<PubAck>;
   readonly pending: number;
 }
 
 interface Waiting {
   subject: string;
   data: Uint8Array;
-  headers: MsgHdrs;
+  headers: MsgHdrs | undefined;
   sentAt: number;
   resolve(ack: PubAck): void;
   reject(error: Error): void;
