@@ -11,7 +11,7 @@ export type EncodingName = 'o200k_base' | 'cl100k_base';
 /*
  * The BPE rank tables, built once per process and encoding (docs/decisions/0059-tokenizer.md).
  * `gpt-tokenizer`'s core keeps a rank per token as a string key when the token's bytes are valid
- * UTF-8 (all but ~1,500 of o200k's 200k) and the rest as byte arrays in a sorted list: ~15 MB of
+ * UTF-8 (all but ~1,600 of o200k's 200k) and the rest as byte arrays in a sorted list: ~15 MB of
  * heap where js-tiktoken's comma-joined byte keys and a byte array per rank took ~70, and it
  * merges by string look-ups (a CJK character ~3 µs instead of ~15–80).
  *
@@ -22,9 +22,18 @@ export type EncodingName = 'o200k_base' | 'cl100k_base';
  * slices of a few milliseconds, between which the loop serves I/O; a count needed before that is
  * done completes the build synchronously. The library's constructor does the same work in one
  * loop: the core is made empty and its tables are filled here with the library's own UTF-8 test,
- * the one its look-ups use (pinned version; bpe-tables.test.ts holds the result to the library's
- * constructor rank by rank).
+ * the one its look-ups use (pinned version; tokenizer-warmup.test.ts holds the result to the
+ * library's constructor rank by rank).
  */
+
+/**
+ * Pieces the core keeps merged (an LRU of its own). Quill's counters memoise whole paragraphs
+ * (paragraph-counter.ts), so this only helps pieces repeated across paragraphs; the library's
+ * default (100k) would keep megabytes per long-lived process.
+ */
+const MERGE_CACHE_SIZE = 10_000;
+
+const PARAMS = { o200k_base: O200KBase, cl100k_base: Cl100KBase } as const;
 
 /** The core's tables, as its constructor fills them (private members of the pinned version). */
 interface CoreTables {
@@ -69,15 +78,6 @@ function createCore(name: EncodingName): BytePairEncodingCore {
   };
   return core;
 }
-
-/**
- * Pieces the core keeps merged (an LRU of its own). Quill's counters memoise whole paragraphs
- * (paragraph-counter.ts), so this only helps pieces repeated across paragraphs; the library's
- * default (100k) would keep megabytes per long-lived process.
- */
-const MERGE_CACHE_SIZE = 10_000;
-
-const PARAMS = { o200k_base: O200KBase, cl100k_base: Cl100KBase } as const;
 
 interface TableBuild {
   readonly core: BytePairEncodingCore;
