@@ -36,7 +36,7 @@ const MERGE_CACHE_SIZE = 10_000;
 const PARAMS = { o200k_base: O200KBase, cl100k_base: Cl100KBase } as const;
 
 /** The core's tables, as its constructor fills them (private members of the pinned version). */
-interface CoreTables {
+export interface CoreTables {
   bytePairRankDecoder: Array<string | number[]>;
   bytePairStringRankEncoder: Map<string, number>;
   bytePairNonUtfRankDecoder: Map<number, Uint8Array>;

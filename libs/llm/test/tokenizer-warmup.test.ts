@@ -5,9 +5,10 @@ import { Cl100KBase } from 'gpt-tokenizer/encodingParams/cl100k_base';
 import { O200KBase } from 'gpt-tokenizer/encodingParams/o200k_base';
 import type { Tiktoken, TiktokenBPE } from 'js-tiktoken/lite';
 import { describe, expect, it } from 'vitest';
-import { bpeEncoder, type EncodingName } from '../src/bpe-tables.ts';
+import { bpeEncoder, type CoreTables, type EncodingName } from '../src/bpe-tables.ts';
 import { estimateTextTokens, warmTokenizer } from '../src/index.ts';
 import { LONGEST_COUNTED_PIECE } from '../src/token-estimate.ts';
+import { PRE_TOKENIZER_PIECES } from './pre-tokenizer-pieces.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -31,36 +32,6 @@ const SAMPLES = [
   '\uFEFFusing a byte order mark, <|endoftext|> and <|im_start|> as plain text',
 ];
 
-// Pieces that decide where the pre-tokenizer cuts, for texts a generator puts together.
-const PIECES = [
-  '\n',
-  '\r\n',
-  ' ',
-  '\t',
-  '\u3000',
-  '/',
-  'a',
-  'Zq',
-  "'s",
-  '12345',
-  '。',
-  '，',
-  '林晚',
-  '「',
-  '😀',
-  'e\u0301',
-  '\uFEFF',
-  '<|endoftext|>',
-];
-
-interface Tables {
-  bytePairRankDecoder: Array<string | number[]>;
-  bytePairStringRankEncoder: Map<string, number>;
-  bytePairNonUtfRankDecoder: Map<number, Uint8Array>;
-  bytePairNonUtfSortedEncoder: Array<[Uint8Array, number]>;
-  mergeableBytePairRankCount: number;
-}
-
 describe('tokenizer tables', () => {
   it('builds the table in slices, serving the event loop in between', async () => {
     // This file is its own module graph: nothing has built the o200k table yet.
@@ -76,8 +47,8 @@ describe('tokenizer tables', () => {
     await warmTokenizer('o200k_base');
     // cl100k was never warmed: its first use builds it synchronously.
     for (const name of ['o200k_base', 'cl100k_base'] as const) {
-      const ours = bpeEncoder(name) as unknown as Tables;
-      const library = libraryCore(name) as unknown as Tables;
+      const ours = bpeEncoder(name) as unknown as CoreTables;
+      const library = libraryCore(name) as unknown as CoreTables;
       expect(ours.mergeableBytePairRankCount).toBe(library.mergeableBytePairRankCount);
       expect(ours.bytePairRankDecoder).toEqual(library.bytePairRankDecoder);
       expect(ours.bytePairStringRankEncoder).toEqual(library.bytePairStringRankEncoder);
@@ -111,7 +82,10 @@ describe('tokenizer tables', () => {
       expect(estimateTextTokens(text, 'cl100k_base')).toBe(cl100k.encode(text, [], []).length);
     }
     // Runs up to the counted piece's length: longer ones are cut the same way for both.
-    const piece = fc.oneof(fc.constantFrom(...PIECES), fc.string({ unit: 'binary', maxLength: 6 }));
+    const piece = fc.oneof(
+      fc.constantFrom(...PRE_TOKENIZER_PIECES),
+      fc.string({ unit: 'binary', maxLength: 6 }),
+    );
     fc.assert(
       fc.property(fc.array(piece, { maxLength: 40 }), (pieces) => {
         const text = pieces.join('').slice(0, LONGEST_COUNTED_PIECE);
