@@ -30,11 +30,15 @@
  * launch, and the bench prints that call's length and the launch's time to the writer's model
  * request less it: the overhead the router's call does not explain.
  *
+ * `--novel` sends every launch, each in a new session, into one author's 200-file novel (120
+ * chapters, characters, settings, outlines: the context benchmark's project), so the compile on
+ * the way assembles a real context instead of an empty project's.
+ *
  * `--pause-ms` waits that long after each measured launch, as an author reads a reply before the
  * next message: what a launch costs once the stack has been quiet (the CPU and system calls per
  * launch then include the quiet time's; for CPU, read the line net of the idle rate).
  *
- *   node test/load/launch-path.ts [--runs 15] [--warmup 200] [--pause-ms 0] [--one-session] [--untraced] [--idle-ms 5000] [--env KEY=VALUE ...]
+ *   node test/load/launch-path.ts [--runs 15] [--warmup 200] [--pause-ms 0] [--one-session] [--novel] [--untraced] [--idle-ms 5000] [--env KEY=VALUE ...]
  */
 import { parseArgs } from 'node:util';
 import { startOtlpReceiver } from '../support/otlp-receiver.ts';
@@ -72,7 +76,9 @@ import { WARMUP_LAUNCHES, WARMUP_SLICE } from './support/warmup.ts';
 // launches' alone (the machine's has no monitoring port).
 const nats = await startPrivateNats();
 process.env.NATS_URL = nats.url;
-const { envFromPairs, serviceCpuMs, startBenchStack } = await import('./support/bench-stack.ts');
+const { envFromPairs, seedNovelAuthor, serviceCpuMs, startBenchStack } = await import(
+  './support/bench-stack.ts'
+);
 const { matchDelays, plainReply, routerCallMs, streamRun, writerRequest } = await import('./support/runs.ts');
 
 const { values } = parseArgs({
@@ -82,6 +88,7 @@ const { values } = parseArgs({
     'pause-ms': { type: 'string', default: '0' },
     untraced: { type: 'boolean', default: false },
     'one-session': { type: 'boolean', default: false },
+    novel: { type: 'boolean', default: false },
     'idle-ms': { type: 'string', default: '5000' },
     env: { type: 'string', multiple: true, default: [] },
   },
@@ -144,6 +151,7 @@ let launchesMs = 0;
 const idleMs = Number(values['idle-ms']);
 const load = loadAverage();
 try {
+  const novelist = values.novel ? await seedNovelAuthor(bench) : undefined;
   const reply = { text: plainReply(5), tokens_per_second: 100, ttft_ms: TTFT_MS };
   await bench.fake.addScript({
     match: { role: 'writer' },
@@ -174,7 +182,7 @@ try {
     receiver?.clear();
     const trace = await streamRun(
       bench.gateway,
-      bench.author(oneSession ? 0 : index),
+      novelist ?? bench.author(oneSession ? 0 : index),
       `launch path ${index}`,
       sessionId ? { sessionId } : {},
     );
@@ -250,7 +258,7 @@ for (const [instance, ms] of Object.entries(cpuPerLaunch)) {
 }
 const cpuMsPerLaunch = rounded(serviceCpuMs(cpuPerLaunch) / runs);
 console.log(
-  `launch path: ${runs} runs${traced ? ` (${layouts.length} traced)` : ', untraced'}${pauseMs > 0 ? `, ${pauseMs} ms apart` : ''}${oneSession ? ', one session' : ''}, POST → model request p50 ${rounded(distribution(toModel).p50)} ms, p95 ${rounded(distribution(toModel).p95)} ms; last text → done p50 ${rounded(distribution(lastTextToDone).p50)} ms; CPU per launch ${cpuMsPerLaunch} ms (${Object.entries(
+  `launch path: ${runs} runs${traced ? ` (${layouts.length} traced)` : ', untraced'}${pauseMs > 0 ? `, ${pauseMs} ms apart` : ''}${oneSession ? ', one session' : ''}${values.novel ? ', into a 200-file novel' : ''}, POST → model request p50 ${rounded(distribution(toModel).p50)} ms, p95 ${rounded(distribution(toModel).p95)} ms; last text → done p50 ${rounded(distribution(lastTextToDone).p50)} ms; CPU per launch ${cpuMsPerLaunch} ms (${Object.entries(
     perService,
   )
     .map(([service, ms]) => `${service} ${ms}`)
@@ -319,6 +327,7 @@ console.log(
     warmup_launches: warmup,
     pause_ms: pauseMs,
     one_session: oneSession,
+    novel: values.novel,
     cold: warmupCurve[0],
     warmup_curve: warmupCurve,
     traced,

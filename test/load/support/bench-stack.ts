@@ -4,6 +4,7 @@ import { busNames } from '@quill/contracts';
 import { ensureQuotaAccount } from '@quill/db/billing';
 import { createProject, createUser, storeApiKey } from '@quill/db/gateway';
 import type { Pool } from 'pg';
+import { seedChineseProject } from '../../support/chinese-project.ts';
 import type { FakeLlmProcess, FakeLlmProcessOptions } from '../../support/fake-llm-process.ts';
 import { fillLocalCompileCache, type ServiceName } from '../../support/service-process.ts';
 import { type Stack, startStack } from '../../support/stack.ts';
@@ -126,15 +127,39 @@ export async function startBenchStack(
 async function seedAuthors(pool: Pool, count: number): Promise<BenchAuthor[]> {
   const authors: BenchAuthor[] = [];
   for (let index = 0; index < count; index++) {
-    const tag = `${Date.now().toString(36)}${index}`;
-    const user = await createUser(pool, { email: `bench-${tag}@quill.test`, displayName: `Bench ${index}` });
-    await ensureQuotaAccount(pool, user.id, 100_000_000);
-    const project = await createProject(pool, { ownerId: user.id, title: `Bench ${index}` });
-    const key = `qk_bench_${tag}${Math.random().toString(36).slice(2, 10)}`;
-    await storeApiKey(pool, user.id, key, 'bench');
-    authors.push({ auth: { authorization: `Bearer ${key}` }, projectId: project.id });
+    authors.push(
+      await seedAuthor(pool, `Bench ${index}`, (ownerId) =>
+        createProject(pool, { ownerId, title: `Bench ${index}` }).then((project) => project.id),
+      ),
+    );
   }
   return authors;
+}
+
+/**
+ * An author whose project is a 200-file novel (the context benchmark's: 120 chapters, characters,
+ * settings, outlines), so that a launch's compile assembles a real context from it.
+ */
+export function seedNovelAuthor(bench: BenchStack): Promise<BenchAuthor> {
+  return seedAuthor(
+    bench.stack.pool,
+    'Bench novelist',
+    async (ownerId) => (await seedChineseProject(bench.stack.pool, ownerId)).projectId,
+  );
+}
+
+async function seedAuthor(
+  pool: Pool,
+  displayName: string,
+  project: (ownerId: string) => Promise<string>,
+): Promise<BenchAuthor> {
+  const tag = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+  const user = await createUser(pool, { email: `bench-${tag}@quill.test`, displayName });
+  await ensureQuotaAccount(pool, user.id, 100_000_000);
+  const projectId = await project(user.id);
+  const key = `qk_bench_${tag}${Math.random().toString(36).slice(2, 10)}`;
+  await storeApiKey(pool, user.id, key, 'bench');
+  return { auth: { authorization: `Bearer ${key}` }, projectId };
 }
 
 /** CPU of the six services summed, from a per-process CPU record keyed by instance id. */
