@@ -15,17 +15,11 @@ import { appendMessage, createSession, createUser } from '@quill/db/gateway';
 import { createTestDatabase } from '@quill/db/testing';
 import pino from 'pino';
 import { createContextCompiler } from '../../services/context/src/compiler.ts';
-import { CHAPTER_COUNT, seedChineseProject } from '../support/chinese-project.ts';
+import { AUTHOR_REQUESTS, CHAPTER_COUNT, seedChineseProject } from '../support/chinese-project.ts';
 
 const { values } = parseArgs({ options: { compiles: { type: 'string', default: '100' } } });
 const compiles = Number(values.compiles);
 const ROLES: AgentRole[] = ['writer', 'planner', 'hook_designer', 'quality_reviewer'];
-const REQUESTS = [
-  '润色这一章，让沈砚在钟楼出场',
-  '继续写下一章，呼应铜铃的线索',
-  '检查人物动机是否前后一致',
-  '温言在废弃电台找到半截蜡烛',
-];
 
 const database = await createTestDatabase();
 try {
@@ -56,7 +50,7 @@ try {
   const runIds: string[] = [];
   for (let index = 0; index <= compiles; index++) {
     const runId = randomUUID();
-    const message = REQUESTS[index % REQUESTS.length]!;
+    const message = AUTHOR_REQUESTS[index % AUTHOR_REQUESTS.length]!;
     await appendMessage(database.pool, {
       sessionId: session.sessionId,
       runId,

@@ -31,8 +31,9 @@
  * request less it: the overhead the router's call does not explain.
  *
  * `--novel` sends every launch, each in a new session, into one author's 200-file novel (120
- * chapters, characters, settings, outlines: the context benchmark's project), so the compile on
- * the way assembles a real context instead of an empty project's.
+ * chapters, characters, settings, outlines: the context benchmark's project) with its author's
+ * requests in Chinese, so the compile on the way searches and assembles a real context instead
+ * of an empty project's.
  *
  * `--pause-ms` waits that long after each measured launch, as an author reads a reply before the
  * next message: what a launch costs once the stack has been quiet (the CPU and system calls per
@@ -41,6 +42,7 @@
  *   node test/load/launch-path.ts [--runs 15] [--warmup 200] [--pause-ms 0] [--one-session] [--novel] [--untraced] [--idle-ms 5000] [--env KEY=VALUE ...]
  */
 import { parseArgs } from 'node:util';
+import { AUTHOR_REQUESTS } from '../support/chinese-project.ts';
 import { startOtlpReceiver } from '../support/otlp-receiver.ts';
 import {
   eventsConsumers,
@@ -183,7 +185,8 @@ try {
     const trace = await streamRun(
       bench.gateway,
       novelist ?? bench.author(oneSession ? 0 : index),
-      `launch path ${index}`,
+      // Into the novel, what its author asks (the compile searches the project for it).
+      novelist ? `${AUTHOR_REQUESTS[index % AUTHOR_REQUESTS.length]}（${index}）` : `launch path ${index}`,
       sessionId ? { sessionId } : {},
     );
     if (trace.failure) throw new Error(`run failed: ${trace.failure}`);

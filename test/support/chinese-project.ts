@@ -125,6 +125,14 @@ export interface ChineseProject {
 
 export const CHAPTER_COUNT = 120;
 
+/** What an author of this novel asks, in turn: the benchmarks' messages into it. */
+export const AUTHOR_REQUESTS = [
+  '润色这一章，让沈砚在钟楼出场',
+  '继续写下一章，呼应铜铃的线索',
+  '检查人物动机是否前后一致',
+  '温言在废弃电台找到半截蜡烛',
+];
+
 export async function seedChineseProject(pool: Pool, ownerId: string): Promise<ChineseProject> {
   const project = await createProject(pool, {
     ownerId,
