@@ -5,10 +5,10 @@
  * whose model reports no usage, as a stopped stream does: the writer estimates it, building the
  * tokenizer's table, docs/decisions/0028, 0059); and what starting one more writer replica costs
  * (time to ready, CPU in its first seconds, RSS once idle). The context service builds the
- * tokenizer's table at start-up, every other process when it first counts; a quiet process gives back what its
- * young generation grew after MEMORY_IDLE_REDUCE_S (README "Performance", decision 0040), so the
- * default idle wait is longer than that. Services start from the compile cache, as the image's do.
- * Prints a table and one JSON line.
+ * tokenizer's table at start-up, every other process when it first counts; a quiet process gives
+ * back what its young generation grew after MEMORY_IDLE_REDUCE_S (README "Performance", decision
+ * 0040), so the default idle wait is longer than that. Services start from the compile cache, as
+ * the image's do. Prints a table and one JSON line.
  *
  *   node test/load/memory.ts [--runs 200] [--tokens 100] [--rate 20] [--idle-s 40] [--env KEY=VALUE …]
  */

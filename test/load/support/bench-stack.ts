@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { type JetStreamManager, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { busNames } from '@quill/contracts';
@@ -153,7 +154,7 @@ async function seedAuthor(
   displayName: string,
   project: (ownerId: string) => Promise<string>,
 ): Promise<BenchAuthor> {
-  const tag = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+  const tag = randomUUID().replaceAll('-', '');
   const user = await createUser(pool, { email: `bench-${tag}@quill.test`, displayName });
   await ensureQuotaAccount(pool, user.id, 100_000_000);
   const projectId = await project(user.id);
