@@ -11,11 +11,11 @@ import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import type { AgentRole, ContextTrace } from '@quill/contracts';
 import { listContextTraces } from '@quill/db';
-import { appendMessage, createSession, createUser } from '@quill/db/gateway';
+import { appendMessage, createSession } from '@quill/db/gateway';
 import { createTestDatabase } from '@quill/db/testing';
 import pino from 'pino';
 import { createContextCompiler } from '../../services/context/src/compiler.ts';
-import { AUTHOR_REQUESTS, CHAPTER_COUNT, seedChineseProject } from '../support/chinese-project.ts';
+import { AUTHOR_REQUESTS, CHAPTER_COUNT, seedNovelist } from '../support/chinese-project.ts';
 
 const { values } = parseArgs({ options: { compiles: { type: 'string', default: '100' } } });
 const compiles = Number(values.compiles);
@@ -23,14 +23,10 @@ const ROLES: AgentRole[] = ['writer', 'planner', 'hook_designer', 'quality_revie
 
 const database = await createTestDatabase();
 try {
-  const user = await createUser(database.pool, {
-    email: `bench-${randomUUID()}@quill.test`,
-    displayName: 'bench',
-  });
-  const project = await seedChineseProject(database.pool, user.id);
+  const { userId, project } = await seedNovelist(database.pool);
   const session = await createSession(database.pool, {
     projectId: project.projectId,
-    userId: user.id,
+    userId: userId,
     title: 'bench',
   });
   const compile = createContextCompiler({
@@ -63,7 +59,7 @@ try {
       run_id: runId,
       session_id: session.sessionId,
       project_id: project.projectId,
-      user_id: user.id,
+      user_id: userId,
       role: ROLES[index % ROLES.length]!,
       message,
       focus_file_id: project.chapter(1 + ((index * 37) % CHAPTER_COUNT)).id,

@@ -8,13 +8,11 @@
  *
  *   node test/load/project-search.ts [--rounds 30]
  */
-import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { searchFiles } from '@quill/db';
-import { createUser } from '@quill/db/gateway';
 import { createTestDatabase } from '@quill/db/testing';
 import { queryTerms } from '../../services/context/src/query-terms.ts';
-import { AUTHOR_REQUESTS, seedChineseProject } from '../support/chinese-project.ts';
+import { AUTHOR_REQUESTS, seedNovelist } from '../support/chinese-project.ts';
 import { loadAverage } from './support/proc.ts';
 import { distribution, rounded, table } from './support/stats.ts';
 
@@ -23,11 +21,7 @@ const rounds = Number(values.rounds);
 
 const database = await createTestDatabase();
 try {
-  const user = await createUser(database.pool, {
-    email: `search-${randomUUID()}@quill.test`,
-    displayName: 'bench',
-  });
-  const project = await seedChineseProject(database.pool, user.id);
+  const { project } = await seedNovelist(database.pool);
   const { rows } = await database.pool.query<{ id: string; chars: number }>(
     'SELECT id, length(content) AS chars FROM files WHERE project_id = $1 AND NOT deleted',
     [project.projectId],

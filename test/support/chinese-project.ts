@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import type { ProjectFile } from '@quill/db';
-import { createFile, createProject } from '@quill/db/gateway';
+import { createFile, createProject, createUser } from '@quill/db/gateway';
 import type { Pool } from 'pg';
 
 /**
@@ -132,6 +133,15 @@ export const AUTHOR_REQUESTS = [
   '检查人物动机是否前后一致',
   '温言在废弃电台找到半截蜡烛',
 ];
+
+/** A new author and their novel: for the benchmarks that read a real project. */
+export async function seedNovelist(pool: Pool): Promise<{ userId: string; project: ChineseProject }> {
+  const user = await createUser(pool, {
+    email: `novelist-${randomUUID()}@quill.test`,
+    displayName: 'novelist',
+  });
+  return { userId: user.id, project: await seedChineseProject(pool, user.id) };
+}
 
 export async function seedChineseProject(pool: Pool, ownerId: string): Promise<ChineseProject> {
   const project = await createProject(pool, {
