@@ -63,6 +63,9 @@ const TICKS_PER_SECOND = 100;
 
 type Variant = 'shipped' | 'no msg id' | 'short window' | 'traceparent' | 'no headers';
 
+/** Variants whose frames carry an id the stream remembers for its duplicate window. */
+const remembersIds = (variant: Variant) => variant !== 'no msg id' && variant !== 'no headers';
+
 async function windowSeconds(bus: Bus): Promise<number> {
   const info = await bus.jsm.streams.info(bus.names.streams.events);
   return info.config.duplicate_window / 1e9;
@@ -133,7 +136,7 @@ async function runVariant(variant: Variant) {
     const { state } = await bus.jsm.streams.info(bus.names.streams.events);
     return {
       variant,
-      duplicate_window_s: variant === 'no msg id' || variant === 'no headers' ? 0 : window,
+      duplicate_window_s: remembersIds(variant) ? window : 0,
       frames,
       stored_bytes_per_frame: state.bytes / state.messages,
       nats_cpu_us_per_frame: (cpu * 1000) / frames,
@@ -153,7 +156,7 @@ const baseline = measured.find((row) => row.variant === 'no msg id')?.rss_bytes_
 const results = measured.map((row) => {
   // The traceparent variant's growth holds its headers too: not the ids' alone.
   const idBytes =
-    row.variant === 'no msg id' || row.variant === 'traceparent' || row.variant === 'no headers'
+    !remembersIds(row.variant) || row.variant === 'traceparent'
       ? Number.NaN
       : row.rss_bytes_per_frame - baseline;
   return {

@@ -26,7 +26,7 @@ try {
   const { userId, project } = await seedNovelist(database.pool);
   const session = await createSession(database.pool, {
     projectId: project.projectId,
-    userId: userId,
+    userId,
     title: 'bench',
   });
   const compile = createContextCompiler({
