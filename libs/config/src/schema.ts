@@ -163,6 +163,9 @@ export const ConfigSchema = z.object({
   AGENT_WORKING_SET_MAX_CHARS: int(60_000),
   AGENT_HISTORY_COMPACTION_ENABLED: bool.default(true),
   AGENT_SKILL_TOKEN_BUDGET: int(16_000, 1),
+  // File texts a context replica keeps by file and version, so a compile reads and searches only
+  // what changed (docs/decisions/0061); 0 reads every text from PostgreSQL each time.
+  CONTEXT_TEXT_CACHE_MB: int(64),
   AGENT_DISCONNECT_GRACE_S: int(30),
   // After a stop, how long the router waits for the running step to save its capture and report.
   AGENT_STOP_GRACE_S: int(10, 1),

@@ -24,19 +24,48 @@ export interface FileSummary {
 
 export type UnacceptedState = 'drafted' | 'under_review' | 'revision_requested';
 
-/** Current content of the given live files of the project, by id. */
-export async function getFileContents(
+/** A live file's current text and the version it is. */
+export interface FileText {
+  version: number;
+  content: string;
+}
+
+/**
+ * Current text of the given live files of the project, by id, each with its version: the context
+ * service keeps texts by file and version, and a file's text changes only with its version (every
+ * write to `files.content` also moves `version`).
+ */
+export async function readFileTexts(
   db: Queryable,
   projectId: string,
   fileIds: readonly string[],
-): Promise<Map<string, string>> {
+): Promise<Map<string, FileText>> {
   const ids = [...new Set(fileIds)].filter(isUuid);
   if (!isUuid(projectId) || ids.length === 0) return new Map();
-  const { rows } = await db.query<{ id: string; content: string }>(
-    'SELECT id, content FROM files WHERE project_id = $1 AND id = ANY($2::uuid[]) AND NOT deleted',
+  const { rows } = await db.query<{ id: string; version: number; content: string }>(
+    'SELECT id, version, content FROM files WHERE project_id = $1 AND id = ANY($2::uuid[]) AND NOT deleted',
     [projectId, ids],
   );
-  return new Map(rows.map((row) => [row.id, row.content]));
+  return new Map(rows.map((row) => [row.id, { version: row.version, content: row.content }]));
+}
+
+/**
+ * pg_trgm's similarity of each title to the query, in the order given. The context service
+ * searches file texts itself but leaves this to PostgreSQL, the ranking's authority before the
+ * search moved (trigram extraction depends on the server's locale). One statement, no table read.
+ */
+export async function titleSimilarities(
+  db: Queryable,
+  titles: readonly string[],
+  query: string,
+): Promise<number[]> {
+  if (titles.length === 0) return [];
+  const { rows } = await db.query<{ similarity: number }>(
+    `SELECT similarity(title, $2) AS similarity
+     FROM unnest($1::text[]) WITH ORDINALITY AS given(title, position) ORDER BY position`,
+    [titles, query],
+  );
+  return rows.map((row) => Number(row.similarity));
 }
 
 /** Files this run saved a version of: what the quality reviewer is asked to review. */
@@ -47,62 +76,4 @@ export async function listRunWrittenFileIds(db: Queryable, runId: string): Promi
     [runId],
   );
   return rows.map((row) => row.file_id);
-}
-
-export interface FileSearchHit {
-  id: string;
-  /** Distinct query terms found in the content or title. */
-  hits: number;
-  /** pg_trgm similarity of the title to the query. */
-  titleSimilarity: number;
-  content: string;
-}
-
-/**
- * Project full-text retrieval that works for Chinese: no word segmentation, so the query is cut
- * into short terms (bigrams for CJK runs, words otherwise) and each is matched as a substring,
- * and titles are ranked with pg_trgm similarity. Only `fileIds` (what the role may see) are
- * searched, every file for every term (a two-character term has no trigram for the GIN indexes).
- * A term with a Latin letter is matched without case (ILIKE); any other (CJK, digits) has no case
- * to fold and is found with `strpos`, which finds what `LIKE '%term%'` does for 30–45 % less:
- * a 200-file novel searched for one author request took ~13–45 ms with LIKE, ~9–20 with
- * `strpos` (`test/load/project-search.ts`, docs/decisions/0060). The terms are counted in one
- * subquery with a FROM, so the planner computes the count once per file, not once per reference.
- */
-export async function searchFiles(
-  db: Queryable,
-  input: {
-    projectId: string;
-    fileIds: readonly string[];
-    terms: readonly string[];
-    query: string;
-    limit: number;
-  },
-): Promise<FileSearchHit[]> {
-  const ids = input.fileIds.filter(isUuid);
-  if (!isUuid(input.projectId) || ids.length === 0 || input.terms.length === 0) return [];
-  const withCase = input.terms.filter((term) => /[A-Za-z]/.test(term));
-  const patterns = withCase.map((term) => `%${term.replace(/[\\%_]/g, (match) => `\\${match}`)}%`);
-  const caseless = input.terms.filter((term) => !/[A-Za-z]/.test(term));
-  const { rows } = await db.query<{ id: string; hits: number; title_similarity: number; content: string }>(
-    `SELECT f.id, hits.count::int AS hits, similarity(f.title, $4) AS title_similarity, f.content
-     FROM files f
-     CROSS JOIN LATERAL (
-       SELECT count(*) AS count FROM (
-         SELECT FROM unnest($3::text[]) AS pattern WHERE f.content ILIKE pattern OR f.title ILIKE pattern
-         UNION ALL
-         SELECT FROM unnest($6::text[]) AS term WHERE strpos(f.content, term) > 0 OR strpos(f.title, term) > 0
-       ) found
-     ) hits
-     WHERE f.project_id = $1 AND f.id = ANY($2::uuid[]) AND NOT f.deleted AND hits.count > 0
-     ORDER BY hits.count DESC, title_similarity DESC, f.updated_at DESC
-     LIMIT $5`,
-    [input.projectId, ids, patterns, input.query, input.limit, caseless],
-  );
-  return rows.map((row) => ({
-    id: row.id,
-    hits: row.hits,
-    titleSimilarity: Number(row.title_similarity),
-    content: row.content,
-  }));
 }

@@ -12,11 +12,11 @@ export {
   listHistoryMessages,
 } from './context/session-history.ts';
 export {
-  type FileSearchHit,
   type FileSummary,
-  getFileContents,
+  type FileText,
   listRunWrittenFileIds,
-  searchFiles,
+  readFileTexts,
+  titleSimilarities,
   type UnacceptedState,
 } from './context-files.ts';
 export type { ArtifactDecision } from './gateway/artifact-decisions.ts';

@@ -1,5 +1,5 @@
 import type { ContextTier, TraceExcluded, TraceLoaded } from '@quill/contracts';
-import type { FileSearchHit, UnacceptedState } from '@quill/db';
+import type { UnacceptedState } from '@quill/db';
 import {
   type Allocation,
   allocate,
@@ -7,6 +7,7 @@ import {
   NON_CRITICAL_ITEM_SHARE,
   type TokenCounter,
 } from './budget.ts';
+import type { FileSearchHit } from './file-search.ts';
 import { type Candidate, chapterPlan, prioritize, TIER_RANK } from './prioritizer.ts';
 import { type IndexedFile, planListing, renderListing, WORLD_MODEL_TYPES } from './project-index.ts';
 import { fullHeader, inWorkingSetLine, itemBlock, TIER_HEADINGS, truncatedHeader } from './render.ts';

@@ -13,6 +13,7 @@ import { type CompactionDependencies, compactHistory } from './compaction.ts';
 import { composeRolePrompt, composeTurn, finishCompile, historyInput } from './compose.ts';
 import { planHistoryWindow } from './history-window.ts';
 import { archiveTitleOf, loadCompileInputs } from './loader.ts';
+import { createProjectTexts, type ProjectTexts } from './project-texts.ts';
 import { languageLine, systemPrompt } from './prompts.ts';
 import { renderRoleContext, renderTurnContext } from './render.ts';
 import { parseTurnRecord } from './turn-record.ts';
@@ -38,6 +39,8 @@ export interface CompilerSettings {
 export interface CompilerDependencies extends Omit<CompactionDependencies, 'onUsage'> {
   settings: CompilerSettings;
   count?: TokenCounter;
+  /** File texts through this replica's cache; one with the default bound when not given. */
+  texts?: ProjectTexts;
   /** Reports the usage of a compaction summary made for this request (billing counts it). */
   onSummaryUsage?: (
     request: ContextCompileRequest,
@@ -84,6 +87,7 @@ export function fixedPromptTexts(): string[] {
 export function createContextCompiler(dependencies: CompilerDependencies) {
   const { pool, settings, logger } = dependencies;
   const count = dependencies.count ?? ((text: string) => estimateTextTokens(text));
+  const texts = dependencies.texts ?? createProjectTexts(pool);
 
   // Trace writes still in flight: the reply does not wait for them (below), shutdown does.
   const storing = new Set<Promise<void>>();
@@ -95,7 +99,7 @@ export function createContextCompiler(dependencies: CompilerDependencies) {
       const stored = storedMessages(await getCompiledStepContext(pool, stepOf(request)));
       if (stored) return { v: 1, ok: true, messages: stored };
     }
-    const inputs = await loadCompileInputs(pool, request);
+    const inputs = await loadCompileInputs(pool, texts, request);
     if (!inputs) return { v: 1, ok: false, code: 'not_found' };
 
     const turn = composeTurn(inputs, settings, count);

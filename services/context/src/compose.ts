@@ -6,7 +6,6 @@ import {
   type TraceExcluded,
 } from '@quill/contracts';
 import {
-  type FileSearchHit,
   type FileSummary,
   HISTORY_ARCHIVE_FILE_TYPE,
   type HistoryCompaction,
@@ -21,6 +20,7 @@ import {
 import { historyAllowance, type TokenCounter } from './budget.ts';
 import { chosenSkillBlocks, chosenSkillNames, type SkillText } from './chosen-skills.ts';
 import type { CompilerSettings } from './compiler.ts';
+import type { FileSearchHit } from './file-search.ts';
 import type { HistoryWindow, HistoryWindowInput } from './history-window.ts';
 import { partitionByVisibility } from './isolation.ts';
 import { type CatalogSkill, languageLine, replyLanguage, systemPrompt } from './prompts.ts';

@@ -1,14 +1,11 @@
 import { type ContextCompileRequest, isoNow } from '@quill/contracts';
 import {
-  type FileSearchHit,
-  getFileContents,
   getRunSkill,
   type HistoryMessage,
   historyArchiveTitleOf,
   listHistoryMessages,
   type RunSkill,
   readCompileBasics,
-  searchFiles,
 } from '@quill/db';
 import type { Pool } from 'pg';
 import { type AssemblyRequest, assemblyReads, sceneIds } from './assembler.ts';
@@ -20,6 +17,7 @@ import {
   sharedAssembly,
   workingSetHistory,
 } from './compose.ts';
+import type { ListedFile, ProjectTexts } from './project-texts.ts';
 import { queryTerms } from './query-terms.ts';
 import { searchLimit } from './retrieval.ts';
 import { parseTurnRecord } from './turn-record.ts';
@@ -32,10 +30,13 @@ const RECENT_MESSAGES = 12;
  * Everything one compile decides from, read up front into a plain value (compose.ts decides).
  * Three rounds of reads: what depends only on the request, in one statement; then, in parallel,
  * the history, the skills and the texts that choose the candidates (the scene, the working set);
- * then the candidates' texts and the search hits. null when the project does not exist.
+ * then the candidates' texts and the search hits. Texts come through the replica's cache
+ * (project-texts.ts), so a compile reads only the files that changed since this replica last read
+ * them. null when the project does not exist.
  */
 export async function loadCompileInputs(
   pool: Pool,
+  texts: ProjectTexts,
   request: ContextCompileRequest,
 ): Promise<CompileInputs | null> {
   const compiledAt = isoNow();
@@ -51,6 +52,7 @@ export async function loadCompileInputs(
   });
   const { project, summaries, reviewTargets, catalog, compaction, recent } = basics;
   if (!project) return null;
+  const listed = new Map<string, ListedFile>(summaries.map((file) => [file.id, file]));
   const storedTurn = parseTurnRecord(basics.storedTurn);
   const building = storedTurn === null;
   const partition = partitionFiles(summaries, request, reviewTargets);
@@ -66,10 +68,11 @@ export async function loadCompileInputs(
   const archiveListed = archiveId ? summaries.find((file) => file.id === archiveId)?.title : undefined;
 
   const [firstContents, stored, chosenSkills, archiveTitle] = await Promise.all([
-    getFileContents(pool, request.project_id, [
-      ...workingSetIds,
-      ...assemblies.flatMap((assembly) => sceneIds(assembly.request)),
-    ]),
+    texts.contents(
+      request.project_id,
+      [...workingSetIds, ...assemblies.flatMap((assembly) => sceneIds(assembly.request))],
+      listed,
+    ),
     historyAfterCompaction(pool, request, compaction?.throughSeq ?? 0, recent),
     building ? readSkills(pool, request, catalog) : Promise.resolve(new Map<string, RunSkill>()),
     archiveId && !archiveListed ? archiveTitleOf(pool, request, archiveId) : archiveListed,
@@ -78,11 +81,18 @@ export async function loadCompileInputs(
 
   const reads = assemblies.map((assembly) => assemblyReads(assembly.request, firstContents));
   const missing = [...new Set(reads.flat())].filter((id) => !firstContents.has(id));
-  const [moreContents, ...hits] = await Promise.all([
-    getFileContents(pool, request.project_id, missing),
-    ...assemblies.map((assembly, index) =>
-      searchPart(pool, request, assembly.request, reads[index]!.length + workingSetIds.length),
-    ),
+  const terms = queryTerms(request.message);
+  const [moreContents, hits] = await Promise.all([
+    texts.contents(request.project_id, missing, listed),
+    texts.search({
+      projectId: request.project_id,
+      parts: assemblies.map((assembly, index) => ({
+        files: assembly.request.files.map((file) => listed.get(file.id)!),
+        limit: searchLimit(reads[index]!.length + workingSetIds.length),
+      })),
+      terms,
+      query: request.message.slice(0, 200),
+    }),
   ]);
   const hitsOf = (kind: 'shared' | 'own') =>
     hits[assemblies.findIndex((assembly) => assembly.kind === kind)] ?? [];
@@ -135,24 +145,6 @@ async function readSkills(
     names.map((name) => getRunSkill(pool, { runId: request.run_id, userId: request.user_id, name })),
   );
   return new Map(skills.filter((skill) => skill !== null).map((skill) => [skill.name, skill]));
-}
-
-/** The ranked hits over a part's files; enough of them that skipping what it shows leaves the usual number. */
-async function searchPart(
-  pool: Pool,
-  request: ContextCompileRequest,
-  assembly: AssemblyRequest,
-  shownAtMost: number,
-): Promise<FileSearchHit[]> {
-  const terms = queryTerms(request.message);
-  if (terms.length === 0 || assembly.files.length === 0) return [];
-  return searchFiles(pool, {
-    projectId: request.project_id,
-    fileIds: assembly.files.map((file) => file.id),
-    terms,
-    query: request.message.slice(0, 200),
-    limit: searchLimit(shownAtMost),
-  });
 }
 
 /**

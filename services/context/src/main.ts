@@ -3,7 +3,10 @@ import { ContextCompileReply, ContextCompileRequest, msgIds, UsageEnvelope } fro
 import { createFailoverClientFromSettings, estimateTextTokens, warmTokenizer } from '@quill/llm';
 import { startService } from '@quill/service-kit';
 import { createContextCompiler, fixedPromptTexts } from './compiler.ts';
+import { lowerPerCharacter } from './file-search.ts';
+import { createProjectTexts } from './project-texts.ts';
 import { startPromptRetention } from './prompt-retention.ts';
+import { createTextCache } from './text-cache.ts';
 
 const runtime = await startService('context');
 const { bus, config, logger } = runtime;
@@ -23,6 +26,10 @@ const compile = createContextCompiler({
   pool: runtime.pool,
   llm,
   logger,
+  texts: createProjectTexts(
+    runtime.pool,
+    createTextCache(config.CONTEXT_TEXT_CACHE_MB * 1024 * 1024, lowerPerCharacter),
+  ),
   settings: {
     contextTokens: config.AGENT_CONTEXT_TOKEN_BUDGET,
     historyTokens: config.AGENT_CHAT_HISTORY_TOKEN_BUDGET,

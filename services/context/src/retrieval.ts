@@ -1,7 +1,7 @@
 import type { TraceExcluded, TraceLoaded } from '@quill/contracts';
-import type { FileSearchHit } from '@quill/db';
 import type { Block, VisibleFile } from './assembler.ts';
 import type { TokenCounter } from './budget.ts';
+import type { FileSearchHit } from './file-search.ts';
 import { queryTerms } from './query-terms.ts';
 import { itemBlock, snippetHeader } from './render.ts';
 

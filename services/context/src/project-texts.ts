@@ -1,0 +1,115 @@
+import { readFileTexts, titleSimilarities } from '@quill/db';
+import type { Pool } from 'pg';
+import {
+  distinctTermsFound,
+  type FileSearchHit,
+  lowerPerCharacter,
+  rankHits,
+  type ScoredFile,
+} from './file-search.ts';
+import { type CachedText, createTextCache, type TextCache } from './text-cache.ts';
+
+/** A file as the compile's listing names it: the version is what makes a cached text usable. */
+export interface ListedFile {
+  id: string;
+  title: string;
+  version: number;
+  updatedAt: string;
+}
+
+export interface SearchPart {
+  files: readonly ListedFile[];
+  limit: number;
+}
+
+/**
+ * The texts a compile shows and searches, read through this replica's cache (docs/decisions/0061).
+ * A cached text is used only for a file the compile's own listing names at that version, so a
+ * file of another project, or one the listing does not hold, is always read from the database
+ * under the project's filter.
+ */
+export interface ProjectTexts {
+  /** Current texts of the given live files; `listed` says which version of each the compile saw. */
+  contents(
+    projectId: string,
+    fileIds: readonly string[],
+    listed: ReadonlyMap<string, ListedFile>,
+  ): Promise<Map<string, string>>;
+  /**
+   * The ranked hits of each part for the terms: the texts read once for every part, searched
+   * here; the similarity of the hit files' titles to the query asked of PostgreSQL in one statement.
+   */
+  search(input: {
+    projectId: string;
+    parts: readonly SearchPart[];
+    terms: readonly string[];
+    query: string;
+  }): Promise<FileSearchHit[][]>;
+}
+
+export const DEFAULT_TEXT_CACHE_BYTES = 64 * 1024 * 1024;
+
+export function createProjectTexts(
+  pool: Pool,
+  cache: TextCache = createTextCache(DEFAULT_TEXT_CACHE_BYTES, lowerPerCharacter),
+): ProjectTexts {
+  const read = async (
+    projectId: string,
+    fileIds: readonly string[],
+    listed: ReadonlyMap<string, ListedFile>,
+  ): Promise<Map<string, CachedText>> => {
+    const texts = new Map<string, CachedText>();
+    const missing: string[] = [];
+    for (const fileId of new Set(fileIds)) {
+      const file = listed.get(fileId);
+      const cached = file ? cache.get(fileId, file.version) : undefined;
+      if (cached) texts.set(fileId, cached);
+      else missing.push(fileId);
+    }
+    if (missing.length === 0) return texts;
+    for (const [fileId, text] of await readFileTexts(pool, projectId, missing)) {
+      // Kept under the version read, which may be newer than the listing's: the text is current.
+      texts.set(fileId, cache.put(fileId, text.version, text.content));
+    }
+    return texts;
+  };
+
+  return {
+    async contents(projectId, fileIds, listed) {
+      const texts = await read(projectId, fileIds, listed);
+      return new Map([...texts].map(([fileId, text]) => [fileId, text.content]));
+    },
+
+    async search({ projectId, parts, terms, query }) {
+      if (terms.length === 0 || parts.every((part) => part.files.length === 0)) return parts.map(() => []);
+      const listed = new Map(parts.flatMap((part) => part.files.map((file) => [file.id, file] as const)));
+      const texts = await read(projectId, [...listed.keys()], listed);
+      const found = new Map<string, number>();
+      for (const [fileId, text] of texts) {
+        const hits = distinctTermsFound(
+          { title: listed.get(fileId)!.title, content: text.content, lowered: () => text.lowered() },
+          terms,
+        );
+        if (hits > 0) found.set(fileId, hits);
+      }
+      const titles = [...new Set([...found.keys()].map((fileId) => listed.get(fileId)!.title))];
+      const similarities = await titleSimilarities(pool, titles, query);
+      const similarityOf = new Map(titles.map((title, index) => [title, similarities[index]!]));
+      return parts.map((part) => {
+        const scored: ScoredFile[] = [];
+        for (const file of part.files) {
+          const hits = found.get(file.id);
+          if (hits === undefined) continue;
+          scored.push({
+            id: file.id,
+            hits,
+            titleSimilarity: similarityOf.get(file.title)!,
+            content: texts.get(file.id)!.content,
+            updatedAt: file.updatedAt,
+          });
+        }
+        return rankHits(scored, part.limit);
+      });
+    },
+  };
+}

@@ -1,0 +1,106 @@
+/**
+ * File texts this context replica has read, by file id and version, least recently used first
+ * out (docs/decisions/0061). A file's text changes only with its version (every write to
+ * `files.content` moves `files.version`), so an entry is either the text of the version a compile
+ * listed or not used: the cache can be old, never stale. Bounded by bytes: a V8 string holds one
+ * or two bytes a character, so two a character is counted, and a text's lower-cased copy (made
+ * for the search's case-folding terms) counts once it exists.
+ */
+export interface CachedText {
+  readonly version: number;
+  readonly content: string;
+  /** The text lower-cased one character at a time, made on first use and kept with the text. */
+  lowered(): string;
+}
+
+export interface TextCacheStats {
+  entries: number;
+  bytes: number;
+  hits: number;
+  misses: number;
+}
+
+export interface TextCache {
+  /** The file's text if the cache holds exactly this version of it. */
+  get(fileId: string, version: number): CachedText | undefined;
+  /** Keeps a text read from the database; returns it (also when it is too big to keep). */
+  put(fileId: string, version: number, content: string): CachedText;
+  stats(): TextCacheStats;
+}
+
+const BYTES_PER_CHARACTER = 2;
+
+export function createTextCache(maxBytes: number, lower: (text: string) => string): TextCache {
+  // A Map iterates in insertion order: re-inserting on every use keeps the least recent first.
+  const entries = new Map<string, Entry>();
+  const counters = { bytes: 0, hits: 0, misses: 0 };
+
+  interface Entry extends CachedText {
+    bytes: number;
+  }
+
+  const evictOver = (limit: number) => {
+    for (const [fileId, entry] of entries) {
+      if (counters.bytes <= limit) return;
+      entries.delete(fileId);
+      counters.bytes -= entry.bytes;
+    }
+  };
+
+  const makeEntry = (fileId: string, version: number, content: string): Entry => {
+    let loweredText: string | undefined;
+    const entry: Entry = {
+      version,
+      content,
+      bytes: content.length * BYTES_PER_CHARACTER,
+      lowered() {
+        if (loweredText !== undefined) return loweredText;
+        loweredText = lower(content);
+        // Account for the copy only while the entry is still the cached one.
+        if (entries.get(fileId) === entry && loweredText !== content) {
+          const extra = loweredText.length * BYTES_PER_CHARACTER;
+          entry.bytes += extra;
+          counters.bytes += extra;
+          evictOver(maxBytes);
+        }
+        return loweredText;
+      },
+    };
+    return entry;
+  };
+
+  return {
+    get(fileId, version) {
+      const entry = entries.get(fileId);
+      if (entry === undefined || entry.version !== version) {
+        counters.misses++;
+        return undefined;
+      }
+      counters.hits++;
+      entries.delete(fileId);
+      entries.set(fileId, entry);
+      return entry;
+    },
+    put(fileId, version, content) {
+      const current = entries.get(fileId);
+      // Two compiles may read the same version at once; an older read never replaces a newer.
+      if (current !== undefined && current.version >= version) {
+        if (current.version === version) return current;
+        return makeEntry(fileId, version, content);
+      }
+      const entry = makeEntry(fileId, version, content);
+      if (current !== undefined) {
+        entries.delete(fileId);
+        counters.bytes -= current.bytes;
+      }
+      if (entry.bytes > maxBytes) return entry;
+      entries.set(fileId, entry);
+      counters.bytes += entry.bytes;
+      evictOver(maxBytes);
+      return entry;
+    },
+    stats() {
+      return { entries: entries.size, ...counters };
+    },
+  };
+}

@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { lowerPerCharacter } from '../src/file-search.ts';
+import { createTextCache } from '../src/text-cache.ts';
+
+// Two bytes a character: a 10-character text is 20 bytes.
+const text = (character: string, length = 10) => character.repeat(length);
+
+describe('the text cache', () => {
+  it('answers only for the version it holds', () => {
+    const cache = createTextCache(1_000, lowerPerCharacter);
+    cache.put('a', 3, text('x'));
+    expect(cache.get('a', 3)?.content).toBe(text('x'));
+    expect(cache.get('a', 4)).toBeUndefined();
+    expect(cache.get('b', 3)).toBeUndefined();
+    expect(cache.stats()).toMatchObject({ entries: 1, bytes: 20, hits: 1, misses: 2 });
+  });
+
+  it('keeps the newer version when two reads of one file come back out of order', () => {
+    const cache = createTextCache(1_000, lowerPerCharacter);
+    cache.put('a', 5, text('n'));
+    expect(cache.put('a', 4, text('o')).content).toBe(text('o'));
+    expect(cache.get('a', 5)?.content).toBe(text('n'));
+    expect(cache.get('a', 4)).toBeUndefined();
+    cache.put('a', 6, text('m', 5));
+    expect(cache.stats()).toMatchObject({ entries: 1, bytes: 10 });
+  });
+
+  it('lets the least recently used texts go first, within its bytes', () => {
+    const cache = createTextCache(60, lowerPerCharacter);
+    cache.put('a', 1, text('a'));
+    cache.put('b', 1, text('b'));
+    cache.put('c', 1, text('c'));
+    cache.get('a', 1);
+    cache.put('d', 1, text('d'));
+    expect(cache.get('b', 1)).toBeUndefined();
+    expect(['a', 'c', 'd'].map((id) => cache.get(id, 1)?.content)).toEqual([text('a'), text('c'), text('d')]);
+    expect(cache.stats().bytes).toBe(60);
+  });
+
+  it('hands back a text too big to keep without keeping it, and keeps nothing at 0 bytes', () => {
+    const cache = createTextCache(15, lowerPerCharacter);
+    expect(cache.put('a', 1, text('a')).content).toBe(text('a'));
+    expect(cache.get('a', 1)).toBeUndefined();
+    const none = createTextCache(0, lowerPerCharacter);
+    none.put('a', 1, 'x');
+    expect(none.stats()).toMatchObject({ entries: 0, bytes: 0 });
+  });
+
+  it('counts a lower-cased copy once it is made, and makes it once', () => {
+    let lowered = 0;
+    const cache = createTextCache(50, (value) => {
+      lowered++;
+      return lowerPerCharacter(value);
+    });
+    const entry = cache.put('a', 1, text('A'));
+    expect(entry.lowered()).toBe(text('a'));
+    expect(entry.lowered()).toBe(text('a'));
+    expect(lowered).toBe(1);
+    expect(cache.stats().bytes).toBe(40);
+    // A text already in lower case is its own copy and costs nothing more.
+    cache.put('b', 1, 'abc').lowered();
+    expect(cache.stats().bytes).toBe(46);
+  });
+});
+
+describe('lower case one character at a time', () => {
+  it('maps İ and Σ to one character each, as towlower does, and the rest as toLowerCase', () => {
+    expect(lowerPerCharacter('İSTANBUL')).toBe('istanbul');
+    expect(lowerPerCharacter('ΟΔΟΣ Σ')).toBe('οδοσ σ');
+    expect(lowerPerCharacter('Lin WAN 林晚 Ａ')).toBe('lin wan 林晚 ａ');
+    expect(lowerPerCharacter('İΣ').length).toBe(2);
+  });
+});
