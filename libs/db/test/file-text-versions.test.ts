@@ -12,18 +12,22 @@ const roots = [join(import.meta.dirname, '../src'), join(import.meta.dirname, '.
 function sources(directory: string): string[] {
   return readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
     const path = join(directory, entry.name);
-    if (entry.isDirectory()) return entry.name === 'node_modules' || entry.name === 'test' ? [] : sources(path);
+    if (entry.isDirectory())
+      return entry.name === 'node_modules' || entry.name === 'test' ? [] : sources(path);
     return entry.name.endsWith('.ts') ? [path] : [];
   });
 }
 
 // From `UPDATE files` (the table, not files_…) to the end of its SET list.
-const UPDATE_FILES = /UPDATE\s+files\s+(?:AS\s+\w+\s+|\w+\s+)?SET\s([\s\S]*?)(?:\bWHERE\b|\bFROM\b|\bRETURNING\b|`|')/gi;
+const UPDATE_FILES =
+  /UPDATE\s+files\s+(?:AS\s+\w+\s+|\w+\s+)?SET\s([\s\S]*?)(?:\bWHERE\b|\bFROM\b|\bRETURNING\b|`|')/gi;
 
 describe('file texts and versions', () => {
-  const updates = roots.flatMap(sources).flatMap((path) =>
-    [...readFileSync(path, 'utf8').matchAll(UPDATE_FILES)].map((match) => ({ path, set: match[1]! })),
-  );
+  const updates = roots
+    .flatMap(sources)
+    .flatMap((path) =>
+      [...readFileSync(path, 'utf8').matchAll(UPDATE_FILES)].map((match) => ({ path, set: match[1]! })),
+    );
 
   it('finds the statements that write files (the check is not empty)', () => {
     expect(updates.filter((update) => /\bcontent\s*=/.test(update.set)).length).toBeGreaterThanOrEqual(3);
