@@ -82,7 +82,7 @@ export async function readCompileBasics(
        (SELECT json_build_object(${projectFields()}) FROM projects p WHERE p.id = $3::uuid) AS project,
        (SELECT json_agg(json_build_object(
            'id', f.id, 'folder', f.folder, 'title', f.title, 'file_type', f.file_type,
-           'visibility', f.visibility, 'chars', char_length(f.content), 'version', f.version,
+           'visibility', f.visibility, 'chars', f.chars, 'version', f.version,
            'created_at', ${iso('f.created_at')}, 'updated_at', ${iso('f.updated_at')},
            'unaccepted', (SELECT a.state FROM artifacts a
              WHERE a.text_file_id = f.id AND a.state IN ('drafted', 'under_review', 'revision_requested')
