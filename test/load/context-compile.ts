@@ -3,7 +3,10 @@
  * real Postgres, rotating the focus chapter, the role and the request so each compile assembles
  * a different context. The first (cold) compile is reported apart: it loads the tokenizer tables
  * and counts every file it touches once; later compiles reuse the token-count cache, as a running
- * context replica does. Prints a table and one JSON line.
+ * context replica does (and its text cache, docs/decisions/0061). Each warm compile's CPU is
+ * summed apart: this process's (the compile itself) and the machine's PostgreSQL's while it ran
+ * (read from /proc in clock ticks, so only its sum over many compiles means something). Prints a
+ * table and one JSON line.
  *
  *   node test/load/context-compile.ts [--compiles 100]
  */
@@ -16,6 +19,7 @@ import { createTestDatabase } from '@quill/db/testing';
 import pino from 'pino';
 import { createContextCompiler } from '../../services/context/src/compiler.ts';
 import { AUTHOR_REQUESTS, CHAPTER_COUNT, seedNovelist } from '../support/chinese-project.ts';
+import { loadAverage, namedProcessesCpuMs } from './support/proc.ts';
 
 const { values } = parseArgs({ options: { compiles: { type: 'string', default: '100' } } });
 const compiles = Number(values.compiles);
@@ -44,6 +48,7 @@ try {
   });
   const timings: number[] = [];
   const runIds: string[] = [];
+  const warmCpu = { own: 0, postgres: 0 };
   for (let index = 0; index <= compiles; index++) {
     const runId = randomUUID();
     const message = AUTHOR_REQUESTS[index % AUTHOR_REQUESTS.length]!;
@@ -54,6 +59,9 @@ try {
       content: message,
     });
     const started = performance.now();
+    // Read apart from the compile's own CPU: /proc is read by this process.
+    const postgresStart = namedProcessesCpuMs('postgres');
+    const cpuStart = process.cpuUsage();
     const reply = await compile({
       v: 1,
       run_id: runId,
@@ -68,6 +76,11 @@ try {
       step: 0,
     });
     timings.push(performance.now() - started);
+    if (index > 0) {
+      const cpu = process.cpuUsage(cpuStart);
+      warmCpu.own += (cpu.user + cpu.system) / 1000;
+      warmCpu.postgres += namedProcessesCpuMs('postgres') - postgresStart;
+    }
     if (!reply.ok) throw new Error(`compile failed: ${reply.code}`);
     await appendMessage(database.pool, {
       sessionId: session.sessionId,
@@ -94,6 +107,9 @@ try {
     p50_ms: Number(percentile(50).toFixed(1)),
     p95_ms: Number(percentile(95).toFixed(1)),
     max_ms: Number(warm.at(-1)!.toFixed(1)),
+    own_cpu_ms: Number((warmCpu.own / warm.length).toFixed(1)),
+    postgres_cpu_ms: Number((warmCpu.postgres / warm.length).toFixed(1)),
+    load_average: loadAverage(),
     context_tokens_max: Math.max(...contextTokens),
     context_budget: 32_000,
     loaded_items_avg: Number(
@@ -103,6 +119,9 @@ try {
   console.log(`compiled ${result.files}-file project ${result.compiles} times (+1 cold)`);
   console.log(`  cold        ${result.cold_ms} ms`);
   console.log(`  p50 / p95   ${result.p50_ms} / ${result.p95_ms} ms (max ${result.max_ms})`);
+  console.log(
+    `  CPU         ${result.own_cpu_ms} ms in the compiler, ${result.postgres_cpu_ms} ms in PostgreSQL, per warm compile (load ${result.load_average})`,
+  );
   console.log(
     `  context     ≤ ${result.context_tokens_max} of ${result.context_budget} tokens, ${result.loaded_items_avg} items`,
   );
