@@ -13,7 +13,6 @@ export {
 } from './context/session-history.ts';
 export {
   type FileSummary,
-  type FileText,
   listRunWrittenFileIds,
   readFileTexts,
   titleSimilarities,
