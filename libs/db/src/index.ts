@@ -13,6 +13,7 @@ export {
 } from './context/session-history.ts';
 export {
   type FileSummary,
+  type FileText,
   listRunWrittenFileIds,
   readFileTexts,
   titleSimilarities,

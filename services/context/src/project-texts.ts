@@ -1,4 +1,4 @@
-import { readFileTexts, titleSimilarities } from '@quill/db';
+import { type FileText, readFileTexts, titleSimilarities } from '@quill/db';
 import type { Pool } from 'pg';
 import {
   distinctTermsFound,
@@ -53,24 +53,51 @@ export function createProjectTexts(
   pool: Pool,
   cache: TextCache = createTextCache(DEFAULT_TEXT_CACHE_BYTES, lowerPerCharacter),
 ): ProjectTexts {
+  // Reads in flight, by project and file: the search and the candidates of one compile, or two
+  // compiles of a project on a replica that has not read it yet (a launch storm after a deploy),
+  // read each text once. Keyed by project too: a read answers only under its project's filter.
+  const reading = new Map<string, Promise<Map<string, FileText>>>();
+
   const read = async (
     projectId: string,
     fileIds: readonly string[],
     listed: ReadonlyMap<string, ListedFile>,
   ): Promise<Map<string, CachedText>> => {
     const texts = new Map<string, CachedText>();
-    const missing: string[] = [];
+    const waits: Array<Promise<void>> = [];
+    const keep = (found: Map<string, FileText>, fileId: string) => {
+      const text = found.get(fileId);
+      // Kept under the version read, which may be newer than the listing's: the text is current.
+      if (text) texts.set(fileId, cache.put(fileId, text.version, text.content));
+    };
+    const unread: string[] = [];
     for (const fileId of new Set(fileIds)) {
       const file = listed.get(fileId);
       const cached = file ? cache.get(fileId, file.version) : undefined;
-      if (cached) texts.set(fileId, cached);
-      else missing.push(fileId);
+      if (cached) {
+        texts.set(fileId, cached);
+        continue;
+      }
+      const pending = reading.get(`${projectId}/${fileId}`);
+      if (pending) waits.push(pending.then((found) => keep(found, fileId)));
+      else unread.push(fileId);
     }
-    if (missing.length === 0) return texts;
-    for (const [fileId, text] of await readFileTexts(pool, projectId, missing)) {
-      // Kept under the version read, which may be newer than the listing's: the text is current.
-      texts.set(fileId, cache.put(fileId, text.version, text.content));
+    if (unread.length > 0) {
+      const batch = readFileTexts(pool, projectId, unread);
+      for (const fileId of unread) reading.set(`${projectId}/${fileId}`, batch);
+      waits.push(
+        batch
+          .then((found) => {
+            for (const fileId of unread) keep(found, fileId);
+          })
+          .finally(() => {
+            for (const fileId of unread) {
+              if (reading.get(`${projectId}/${fileId}`) === batch) reading.delete(`${projectId}/${fileId}`);
+            }
+          }),
+      );
     }
+    await Promise.all(waits);
     return texts;
   };
 

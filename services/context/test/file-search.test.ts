@@ -208,6 +208,35 @@ describe("a replica's cached texts", () => {
     );
   });
 
+  it('reads a text once when two compiles ask for it at the same time', async () => {
+    const { projectId, ids } = await newProject([
+      ['第一章', '钟楼的铜铃响了。'],
+      ['第二章', '温言走进旧书店。'],
+    ]);
+    const texts = createProjectTexts(database.pool);
+    const listed = await listing(projectId);
+    const query = vi.spyOn(database.pool, 'query');
+    try {
+      const [first, second, search] = await Promise.all([
+        texts.contents(projectId, ids, listed),
+        texts.contents(projectId, [ids[1]!], listed),
+        texts.search({
+          projectId,
+          parts: [{ files: [...listed.values()], limit: 5 }],
+          terms: ['铜铃'],
+          query: '',
+        }),
+      ]);
+      expect(first.get(ids[0]!)).toBe('钟楼的铜铃响了。');
+      expect(second.get(ids[1]!)).toBe('温言走进旧书店。');
+      expect(search[0]!.map((hit) => hit.id)).toEqual([ids[0]]);
+      // One read of the texts and the search's title similarities: nothing read twice.
+      expect(query).toHaveBeenCalledTimes(2);
+    } finally {
+      query.mockRestore();
+    }
+  });
+
   it("never answers for a file the compile's own listing does not name", async () => {
     const mine = await newProject([['人物：温言', '温言的秘密。']]);
     const theirs = await newProject([['别处', '不是这个项目的。']]);
