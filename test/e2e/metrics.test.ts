@@ -42,7 +42,14 @@ describe('metrics on every service', () => {
     }
   });
 
-  it('moves the run, model, frame, billing and queue metrics during a real run', async () => {
+  it('moves the run, model, frame, billing, queue and context metrics during a real run', async () => {
+    // A file for the compile to read: its text is new to the context replica, so it is a miss.
+    const created = await postJson(stack.gateways[0]!, `/projects/${stack.projectId}/files`, stack.apiKey, {
+      title: '第一章',
+      file_type: 'draft',
+      content: '雨夜里的旧书店，铜铃响了一声。',
+    });
+    expect(created.status).toBe(201);
     const before = await scrapeAll();
     const response = await startRun(stack.gateways[0]!, stack.apiKey, {
       project_id: stack.projectId,
@@ -92,6 +99,12 @@ describe('metrics on every service', () => {
       moved('billing', 'quill_billing_settlements_total', { decision: 'charge' }),
       names(after.billing),
     ).toBe(1);
+
+    expect(moved('context', 'quill_context_text_cache_misses_total'), names(after.context)).toBeGreaterThan(
+      0,
+    );
+    expect(sumOf(after.context, 'quill_context_text_cache_bytes')).toBeGreaterThan(0);
+    expect(sumOf(after.context, 'quill_context_text_cache_entries')).toBeGreaterThan(0);
   });
 
   it('counts a steer and a stop, and the stopped run by its reason', async () => {

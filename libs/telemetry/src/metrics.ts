@@ -134,3 +134,30 @@ export function asyncGauges(
     gauges.map(({ gauge }) => gauge),
   );
 }
+
+/**
+ * Observable instruments over numbers a process keeps itself (a cache's size, its hits and
+ * misses), read once per scrape: nothing is recorded on the path that moves them.
+ */
+export function observedStats<K extends string>(
+  instruments: Record<K, { name: string; description: string; kind: 'gauge' | 'counter' }>,
+  read: () => Record<K, number>,
+): void {
+  const meter = metrics.getMeter(METER_NAME);
+  const observables = (Object.entries(instruments) as Array<[K, (typeof instruments)[K]]>).map(
+    ([key, { name, description, kind }]) => ({
+      key,
+      observable:
+        kind === 'gauge'
+          ? meter.createObservableGauge(name, { description })
+          : meter.createObservableCounter(name, { description }),
+    }),
+  );
+  meter.addBatchObservableCallback(
+    (result) => {
+      const values = read();
+      for (const { key, observable } of observables) result.observe(observable, values[key]);
+    },
+    observables.map(({ observable }) => observable),
+  );
+}

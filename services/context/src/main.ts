@@ -6,7 +6,7 @@ import { createContextCompiler, fixedPromptTexts } from './compiler.ts';
 import { lowerPerCharacter } from './file-search.ts';
 import { createProjectTexts } from './project-texts.ts';
 import { startPromptRetention } from './prompt-retention.ts';
-import { createTextCache } from './text-cache.ts';
+import { createTextCache, observeTextCache } from './text-cache.ts';
 
 const runtime = await startService('context');
 const { bus, config, logger } = runtime;
@@ -22,14 +22,13 @@ void warmTokenizer().then(() => {
   for (const text of fixedPromptTexts()) estimateTextTokens(text);
 });
 
+const textCache = createTextCache(config.CONTEXT_TEXT_CACHE_MB * 1024 * 1024, lowerPerCharacter);
+observeTextCache(textCache);
 const compile = createContextCompiler({
   pool: runtime.pool,
   llm,
   logger,
-  texts: createProjectTexts(
-    runtime.pool,
-    createTextCache(config.CONTEXT_TEXT_CACHE_MB * 1024 * 1024, lowerPerCharacter),
-  ),
+  texts: createProjectTexts(runtime.pool, textCache),
   settings: {
     contextTokens: config.AGENT_CONTEXT_TOKEN_BUDGET,
     historyTokens: config.AGENT_CHAT_HISTORY_TOKEN_BUDGET,

@@ -1,3 +1,5 @@
+import { observedStats } from '@quill/telemetry';
+
 /**
  * File texts this context replica has read, by file id and version, least recently used first
  * out (docs/decisions/0061). A file's text changes only with its version (every write to
@@ -29,6 +31,27 @@ export interface TextCache {
 }
 
 const BYTES_PER_CHARACTER = 2;
+
+/** The cache's size and lookups as metrics, read at each scrape (docs/operations.md "Metrics"). */
+export function observeTextCache(cache: TextCache): void {
+  observedStats(
+    {
+      bytes: { name: 'quill.context.text_cache.bytes', kind: 'gauge', description: 'file texts kept, bytes' },
+      entries: { name: 'quill.context.text_cache.entries', kind: 'gauge', description: 'file texts kept' },
+      hits: {
+        name: 'quill.context.text_cache.hits',
+        kind: 'counter',
+        description: 'texts a compile found kept at the version it listed',
+      },
+      misses: {
+        name: 'quill.context.text_cache.misses',
+        kind: 'counter',
+        description: 'listed texts not kept at the listed version, so read from PostgreSQL',
+      },
+    },
+    () => cache.stats(),
+  );
+}
 
 export function createTextCache(maxBytes: number, lower: (text: string) => string): TextCache {
   // A Map iterates in insertion order: re-inserting on every use keeps the least recent first.
