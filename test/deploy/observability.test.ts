@@ -5,6 +5,8 @@ import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { asyncGauges, observedGauge, quillMetrics } from '@quill/telemetry';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { lowerPerCharacter } from '../../services/context/src/file-search.ts';
+import { createTextCache, observeTextCache } from '../../services/context/src/text-cache.ts';
 import { parsePrometheus } from '../support/prometheus.ts';
 
 const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
@@ -31,6 +33,7 @@ beforeAll(async () => {
     },
     async () => [{ values: { pending: 1, ackPending: 1, redelivered: 1 }, attributes: { consumer: 'c' } }],
   );
+  observeTextCache(createTextCache(1_000, lowerPerCharacter));
   const { resourceMetrics } = await exporter.collect();
   exported = new Set(
     parsePrometheus(new PrometheusSerializer().serialize(resourceMetrics)).map((sample) => sample.name),
