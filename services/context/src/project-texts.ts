@@ -56,7 +56,9 @@ export function createProjectTexts(
   // Reads in flight, by project and file: the search and the candidates of one compile, or two
   // compiles of a project on a replica that has not read it yet (a launch storm after a deploy),
   // read each text once. Keyed by project too: a read answers only under its project's filter.
-  const reading = new Map<string, Promise<Map<string, FileText>>>();
+  // A read started for an older listing may return the older text, so a compile whose listing
+  // names a newer version than the read's reads the file itself.
+  const reading = new Map<string, { batch: Promise<Map<string, FileText>>; atLeast: number }>();
 
   const read = async (
     projectId: string,
@@ -72,19 +74,22 @@ export function createProjectTexts(
     };
     const unread: string[] = [];
     for (const fileId of new Set(fileIds)) {
-      const file = listed.get(fileId);
-      const cached = file ? cache.get(fileId, file.version) : undefined;
+      const version = listed.get(fileId)?.version;
+      const cached = version === undefined ? undefined : cache.get(fileId, version);
       if (cached) {
         texts.set(fileId, cached);
         continue;
       }
       const pending = reading.get(`${projectId}/${fileId}`);
-      if (pending) waits.push(pending.then((found) => keep(found, fileId)));
+      if (pending && pending.atLeast >= (version ?? 0))
+        waits.push(pending.batch.then((found) => keep(found, fileId)));
       else unread.push(fileId);
     }
     if (unread.length > 0) {
       const batch = readFileTexts(pool, projectId, unread);
-      for (const fileId of unread) reading.set(`${projectId}/${fileId}`, batch);
+      for (const fileId of unread) {
+        reading.set(`${projectId}/${fileId}`, { batch, atLeast: listed.get(fileId)?.version ?? 0 });
+      }
       waits.push(
         batch
           .then((found) => {
@@ -92,7 +97,8 @@ export function createProjectTexts(
           })
           .finally(() => {
             for (const fileId of unread) {
-              if (reading.get(`${projectId}/${fileId}`) === batch) reading.delete(`${projectId}/${fileId}`);
+              if (reading.get(`${projectId}/${fileId}`)?.batch === batch)
+                reading.delete(`${projectId}/${fileId}`);
             }
           }),
       );

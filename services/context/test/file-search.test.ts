@@ -237,6 +237,20 @@ describe("a replica's cached texts", () => {
     }
   });
 
+  it('reads a file itself when a read in flight was started for an older version than it listed', async () => {
+    const { projectId, ids } = await newProject([['第一章', '钟楼的铜铃响了。']]);
+    const texts = createProjectTexts(database.pool);
+    const listed = await listing(projectId);
+    const newer = new Map([...listed].map(([id, file]) => [id, { ...file, version: file.version + 1 }]));
+    const query = vi.spyOn(database.pool, 'query');
+    try {
+      await Promise.all([texts.contents(projectId, ids, listed), texts.contents(projectId, ids, newer)]);
+      expect(query).toHaveBeenCalledTimes(2);
+    } finally {
+      query.mockRestore();
+    }
+  });
+
   it("never answers for a file the compile's own listing does not name", async () => {
     const mine = await newProject([['人物：温言', '温言的秘密。']]);
     const theirs = await newProject([['别处', '不是这个项目的。']]);
