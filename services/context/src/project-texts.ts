@@ -120,7 +120,12 @@ export function createProjectTexts(
       const found = new Map<string, number>();
       for (const [fileId, text] of texts) {
         const hits = distinctTermsFound(
-          { title: listed.get(fileId)!.title, content: text.content, lowered: () => text.lowered() },
+          {
+            title: listed.get(fileId)!.title,
+            content: text.content,
+            lowered: () => text.lowered(),
+            pairs: () => text.pairs(),
+          },
           terms,
         );
         if (hits > 0) found.set(fileId, hits);

@@ -1,4 +1,5 @@
 import { observedStats } from '@quill/telemetry';
+import { pairFilter } from './file-search.ts';
 
 /**
  * File texts this context replica has read, by file id and version, least recently used first
@@ -6,13 +7,18 @@ import { observedStats } from '@quill/telemetry';
  * `files.content` moves `files.version`), so an entry is either the text of the version a compile
  * listed or not used: the cache can be old, never stale. Bounded by bytes: a V8 string holds one
  * or two bytes a character, so two a character is counted, and a text's lower-cased copy (made
- * for the search's case-folding terms) counts once it exists.
+ * for the search's case-folding terms) and its pair filter (for the others) count once they exist.
  */
 export interface CachedText {
   readonly version: number;
   readonly content: string;
   /** The text lower-cased one character at a time, made on first use and kept with the text. */
   lowered(): string;
+  /**
+   * The text's pair filter for the search (file-search.ts), made on first use and kept with it;
+   * none for a text the cache does not keep.
+   */
+  pairs(): Uint32Array | undefined;
 }
 
 export interface TextCacheStats {
@@ -70,8 +76,18 @@ export function createTextCache(maxBytes: number, lower: (text: string) => strin
     }
   };
 
+  // What an entry makes later (its lower-cased copy, its pair filter) counts only while the
+  // entry is still the cached one.
+  const grow = (fileId: string, entry: Entry, extra: number) => {
+    if (entries.get(fileId) !== entry || extra === 0) return;
+    entry.bytes += extra;
+    counters.bytes += extra;
+    evictOver(maxBytes);
+  };
+
   const makeEntry = (fileId: string, version: number, content: string): Entry => {
     let loweredText: string | undefined;
+    let pairBits: Uint32Array | undefined;
     const entry: Entry = {
       version,
       content,
@@ -79,14 +95,16 @@ export function createTextCache(maxBytes: number, lower: (text: string) => strin
       lowered() {
         if (loweredText !== undefined) return loweredText;
         loweredText = lower(content);
-        // Account for the copy only while the entry is still the cached one.
-        if (entries.get(fileId) === entry && loweredText !== content) {
-          const extra = loweredText.length * BYTES_PER_CHARACTER;
-          entry.bytes += extra;
-          counters.bytes += extra;
-          evictOver(maxBytes);
-        }
+        grow(fileId, entry, loweredText === content ? 0 : loweredText.length * BYTES_PER_CHARACTER);
         return loweredText;
+      },
+      pairs() {
+        if (pairBits !== undefined) return pairBits;
+        // A text not kept is searched once: its filter would cost more than the scans it saves.
+        if (entries.get(fileId) !== entry) return undefined;
+        pairBits = pairFilter(content);
+        grow(fileId, entry, pairBits.byteLength);
+        return pairBits;
       },
     };
     return entry;

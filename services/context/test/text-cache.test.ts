@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { lowerPerCharacter } from '../src/file-search.ts';
+import { lowerPerCharacter, mayHold, PAIR_FILTER_BITS, pairFilter } from '../src/file-search.ts';
 import { createTextCache } from '../src/text-cache.ts';
 
 // Two bytes a character: a 10-character text is 20 bytes.
@@ -61,6 +62,13 @@ describe('the text cache', () => {
     cache.put('b', 1, 'abc').lowered();
     expect(cache.stats().bytes).toBe(46);
   });
+
+  it('counts a pair filter once it is made, and makes it once', () => {
+    const cache = createTextCache(10_000, lowerPerCharacter);
+    const entry = cache.put('a', 1, text('林'));
+    expect(entry.pairs()).toBe(entry.pairs());
+    expect(cache.stats().bytes).toBe(20 + PAIR_FILTER_BITS / 8);
+  });
 });
 
 describe('lower case one character at a time', () => {
@@ -69,5 +77,30 @@ describe('lower case one character at a time', () => {
     expect(lowerPerCharacter('ΟΔΟΣ Σ')).toBe('οδοσ σ');
     expect(lowerPerCharacter('Lin WAN 林晚 Ａ')).toBe('lin wan 林晚 ａ');
     expect(lowerPerCharacter('İΣ').length).toBe(2);
+  });
+});
+
+describe('the pair filter', () => {
+  it('never rules out a term the text holds', () => {
+    fc.assert(
+      fc.property(
+        fc.string({ unit: fc.constantFrom(...'铜铃钟楼林晚雨夜abAB0 。\n'.split('')), maxLength: 200 }),
+        fc.nat(),
+        fc.integer({ min: 1, max: 6 }),
+        (content, start, length) => {
+          const from = content.length === 0 ? 0 : start % content.length;
+          expect(mayHold(pairFilter(content), content.slice(from, from + length))).toBe(true);
+        },
+      ),
+    );
+    // Whole code points from beyond the BMP too: a term is cut into code units like the text.
+    expect(mayHold(pairFilter('前𠀀后'), '𠀀后')).toBe(true);
+  });
+
+  it('rules out most terms a text does not hold', () => {
+    const filter = pairFilter('林晚在钟楼下听见铜铃。'.repeat(50));
+    expect(mayHold(filter, '钟楼')).toBe(true);
+    const absent = ['雨夜', '旧书', '温言', '电台', '蜡烛', '沈砚', '渡口', '灯塔'];
+    expect(absent.filter((term) => mayHold(filter, term)).length).toBeLessThanOrEqual(1);
   });
 });
