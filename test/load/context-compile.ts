@@ -9,7 +9,10 @@
  * many compiles means something). Prints a
  * table and one JSON line.
  *
- *   node test/load/context-compile.ts [--compiles 100]
+ * `--one-chapter` keeps the focus on two neighbouring chapters, as an author working on one chapter
+ * for many turns does; by default every compile focuses another chapter (most texts new to it).
+ *
+ *   node test/load/context-compile.ts [--compiles 100] [--one-chapter]
  */
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
@@ -22,7 +25,12 @@ import { createContextCompiler } from '../../services/context/src/compiler.ts';
 import { AUTHOR_REQUESTS, CHAPTER_COUNT, seedNovelist } from '../support/chinese-project.ts';
 import { loadAverage, namedProcessesCpuMs } from './support/proc.ts';
 
-const { values } = parseArgs({ options: { compiles: { type: 'string', default: '100' } } });
+const { values } = parseArgs({
+  options: {
+    compiles: { type: 'string', default: '100' },
+    'one-chapter': { type: 'boolean', default: false },
+  },
+});
 const compiles = Number(values.compiles);
 const ROLES: AgentRole[] = ['writer', 'planner', 'hook_designer', 'quality_reviewer'];
 
@@ -71,7 +79,9 @@ try {
       user_id: userId,
       role: ROLES[index % ROLES.length]!,
       message,
-      focus_file_id: project.chapter(1 + ((index * 37) % CHAPTER_COUNT)).id,
+      focus_file_id: project.chapter(
+        values['one-chapter'] ? 50 + (index % 2) : 1 + ((index * 37) % CHAPTER_COUNT),
+      ).id,
       attached_file_ids: [],
       ui_language: 'zh',
       step: 0,

@@ -16,6 +16,7 @@ import { archiveTitleOf, loadCompileInputs } from './loader.ts';
 import { createProjectTexts, type ProjectTexts } from './project-texts.ts';
 import { languageLine, systemPrompt } from './prompts.ts';
 import { renderRoleContext, renderTurnContext } from './render.ts';
+import { countingLongTextsOnce } from './text-counts.ts';
 import { parseTurnRecord } from './turn-record.ts';
 import type { WorkingSetSettings } from './working-set.ts';
 
@@ -86,7 +87,7 @@ export function fixedPromptTexts(): string[] {
  */
 export function createContextCompiler(dependencies: CompilerDependencies) {
   const { pool, settings, logger } = dependencies;
-  const count = dependencies.count ?? ((text: string) => estimateTextTokens(text));
+  const count = countingLongTextsOnce(dependencies.count ?? ((text: string) => estimateTextTokens(text)));
   const texts = dependencies.texts ?? createProjectTexts(pool);
 
   // Trace writes still in flight: the reply does not wait for them (below), shutdown does.
