@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { TokenCounter } from './budget.ts';
 
 /**
@@ -6,9 +7,9 @@ import type { TokenCounter } from './budget.ts';
  * paragraphs and hashes each one; the compile counts the same kept file texts on every compile.
  * A kept text is the same string object from compile to compile, and V8 keeps a string's hash in
  * the string, so a Map keyed by it answers at once: a 3,000-character chapter whose paragraphs
- * the memo holds costs ~28 µs to count again, ~0.04 µs to look up (docs/decisions/0061). Most strings here are the text cache's own (text-cache.ts) or slices of
- * them, which V8 keeps as references to the whole; `maxChars` bounds what this keeps alive beyond
- * the cache, least recently used out first.
+ * the memo holds costs ~28 µs to count again, ~0.04 µs to look up (docs/decisions/0061). Most
+ * strings here are the text cache's own (text-cache.ts) or slices of them, which V8 keeps as
+ * references to the whole; `maxChars` bounds what this keeps alive beyond the cache.
  */
 export function countingLongTextsOnce(
   count: TokenCounter,
@@ -18,23 +19,17 @@ export function countingLongTextsOnce(
     maxChars: 4_000_000,
   },
 ): TokenCounter {
-  const counts = new Map<string, number>();
-  let chars = 0;
+  const counts = new LRUCache<string, number>({
+    max: options.maxTexts,
+    maxSize: options.maxChars,
+    sizeCalculation: (_tokens, text) => text.length,
+  });
   return (text) => {
     if (text.length < options.minChars || text.length > options.maxChars) return count(text);
-    const known = counts.get(text);
-    if (known !== undefined) {
-      counts.delete(text);
-      counts.set(text, known);
-      return known;
-    }
-    const tokens = count(text);
-    counts.set(text, tokens);
-    chars += text.length;
-    for (const oldest of counts.keys()) {
-      if (counts.size <= options.maxTexts && chars <= options.maxChars) break;
-      counts.delete(oldest);
-      chars -= oldest.length;
+    let tokens = counts.get(text);
+    if (tokens === undefined) {
+      tokens = count(text);
+      counts.set(text, tokens);
     }
     return tokens;
   };
