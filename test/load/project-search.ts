@@ -47,6 +47,7 @@ try {
     title: row.title,
     version: row.version,
     updatedAt: row.updated_at,
+    chars: Number(row.chars),
   }));
   const fileIds = files.map((file) => file.id);
   const characters = rows.reduce((sum, row) => sum + Number(row.chars), 0);

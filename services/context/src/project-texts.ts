@@ -15,6 +15,8 @@ export interface ListedFile {
   title: string;
   version: number;
   updatedAt: string;
+  /** Its length in characters: what the project's texts would take in the cache. */
+  chars: number;
 }
 
 export interface SearchPart {
@@ -67,10 +69,13 @@ export function createProjectTexts(
   ): Promise<Map<string, CachedText>> => {
     const texts = new Map<string, CachedText>();
     const waits: Array<Promise<void>> = [];
+    let projectChars = 0;
+    for (const file of listed.values()) projectChars += file.chars;
+    const kept = cache.keeps(projectChars);
     const keep = (found: Map<string, FileText>, fileId: string) => {
       const text = found.get(fileId);
       // Kept under the version read, which may be newer than the listing's: the text is current.
-      if (text) texts.set(fileId, cache.put(fileId, text.version, text.content));
+      if (text) texts.set(fileId, cache.put(fileId, text.version, text.content, kept));
     };
     const unread: string[] = [];
     for (const fileId of new Set(fileIds)) {

@@ -31,8 +31,17 @@ export interface TextCacheStats {
 export interface TextCache {
   /** The file's text if the cache holds exactly this version of it. */
   get(fileId: string, version: number): CachedText | undefined;
-  /** Keeps a text read from the database; returns it (also when it is too big to keep). */
-  put(fileId: string, version: number, content: string): CachedText;
+  /**
+   * Keeps a text read from the database; returns it (also when it is too big to keep, or `keep`
+   * is false).
+   */
+  put(fileId: string, version: number, content: string, keep?: boolean): CachedText;
+  /**
+   * Whether a project of this many characters may be kept: at most half the cache, so that one
+   * project bigger than that does not push every other author's texts out on each compile (it is
+   * read whole every time instead, as with no cache).
+   */
+  keeps(projectChars: number): boolean;
   stats(): TextCacheStats;
 }
 
@@ -122,7 +131,8 @@ export function createTextCache(maxBytes: number, lower: (text: string) => strin
       entries.set(fileId, entry);
       return entry;
     },
-    put(fileId, version, content) {
+    put(fileId, version, content, keep = true) {
+      if (!keep) return makeEntry(fileId, version, content);
       const current = entries.get(fileId);
       // Two compiles may read the same version at once; an older read never replaces a newer.
       if (current !== undefined && current.version >= version) {
@@ -139,6 +149,9 @@ export function createTextCache(maxBytes: number, lower: (text: string) => strin
       counters.bytes += entry.bytes;
       evictOver(maxBytes);
       return entry;
+    },
+    keeps(projectChars) {
+      return projectChars * BYTES_PER_CHARACTER * 2 <= maxBytes;
     },
     stats() {
       return { entries: entries.size, ...counters };

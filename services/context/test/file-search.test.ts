@@ -40,8 +40,9 @@ async function listing(projectId: string): Promise<Map<string, ListedFile>> {
     title: string;
     version: number;
     updated_at: string;
+    chars: number;
   }>(
-    `SELECT id, title, version,
+    `SELECT id, title, version, chars,
        to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS updated_at
      FROM files WHERE project_id = $1 AND NOT deleted`,
     [projectId],
@@ -49,7 +50,7 @@ async function listing(projectId: string): Promise<Map<string, ListedFile>> {
   return new Map(
     rows.map((row) => [
       row.id,
-      { id: row.id, title: row.title, version: row.version, updatedAt: row.updated_at },
+      { id: row.id, title: row.title, version: row.version, updatedAt: row.updated_at, chars: row.chars },
     ]),
   );
 }
@@ -249,6 +250,20 @@ describe("a replica's cached texts", () => {
     } finally {
       query.mockRestore();
     }
+  });
+
+  it('keeps no text of a project bigger than half the cache, and reads it whole each time', async () => {
+    const small = await newProject([['第一章', '林'.repeat(200)]]);
+    const big = await newProject([['第二章', '雨'.repeat(300)]]);
+    // 1,000 bytes: a project may take 500, 250 characters.
+    const cache = createTextCache(1_000, lowerPerCharacter);
+    const texts = createProjectTexts(database.pool, cache);
+    await texts.contents(small.projectId, small.ids, await listing(small.projectId));
+    await texts.contents(big.projectId, big.ids, await listing(big.projectId));
+    expect(cache.stats()).toMatchObject({ entries: 1, bytes: 400 });
+    const again = await texts.contents(big.projectId, big.ids, await listing(big.projectId));
+    expect(again.get(big.ids[0]!)).toBe('雨'.repeat(300));
+    expect(cache.stats()).toMatchObject({ entries: 1, bytes: 400 });
   });
 
   it("never answers for a file the compile's own listing does not name", async () => {
