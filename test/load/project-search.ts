@@ -15,11 +15,11 @@
 import { parseArgs } from 'node:util';
 import { createTestDatabase } from '@quill/db/testing';
 import { lowerPerCharacter } from '../../services/context/src/file-search.ts';
-import { createProjectTexts, type ListedFile } from '../../services/context/src/project-texts.ts';
+import { createProjectTexts } from '../../services/context/src/project-texts.ts';
 import { queryTerms } from '../../services/context/src/query-terms.ts';
 import { createTextCache } from '../../services/context/src/text-cache.ts';
 import { AUTHOR_REQUESTS, seedNovelist } from '../support/chinese-project.ts';
-import { searchFilesInSql } from '../support/sql-file-search.ts';
+import { listedFiles, searchFilesInSql } from '../support/sql-file-search.ts';
 import { loadAverage, namedProcessesCpuMs } from './support/proc.ts';
 import { distribution, rounded, table } from './support/stats.ts';
 
@@ -30,27 +30,9 @@ const LIMIT = 20;
 const database = await createTestDatabase();
 try {
   const { project } = await seedNovelist(database.pool);
-  const { rows } = await database.pool.query<{
-    id: string;
-    title: string;
-    version: number;
-    updated_at: string;
-    chars: number;
-  }>(
-    `SELECT id, title, version, length(content) AS chars,
-       to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS updated_at
-     FROM files WHERE project_id = $1 AND NOT deleted`,
-    [project.projectId],
-  );
-  const files: ListedFile[] = rows.map((row) => ({
-    id: row.id,
-    title: row.title,
-    version: row.version,
-    updatedAt: row.updated_at,
-    chars: Number(row.chars),
-  }));
+  const files = [...(await listedFiles(database.pool, project.projectId)).values()];
   const fileIds = files.map((file) => file.id);
-  const characters = rows.reduce((sum, row) => sum + Number(row.chars), 0);
+  const characters = files.reduce((sum, file) => sum + file.chars, 0);
   const cached = createProjectTexts(database.pool);
   const uncached = createProjectTexts(database.pool, createTextCache(0, lowerPerCharacter));
 

@@ -1,5 +1,8 @@
+import { randomUUID } from 'node:crypto';
+import { readCompileBasics } from '@quill/db';
 import type { Pool } from 'pg';
 import type { FileSearchHit } from '../../services/context/src/file-search.ts';
+import type { ListedFile } from '../../services/context/src/project-texts.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -47,4 +50,17 @@ export async function searchFilesInSql(
     titleSimilarity: Number(row.title_similarity),
     content: row.content,
   }));
+}
+
+/** A project's live files as a compile lists them (its own first statement), by id. */
+export async function listedFiles(pool: Pool, projectId: string): Promise<Map<string, ListedFile>> {
+  const { summaries } = await readCompileBasics(pool, {
+    projectId,
+    sessionId: randomUUID(),
+    runId: randomUUID(),
+    userId: randomUUID(),
+    recentLimit: 1,
+    reviewTargets: false,
+  });
+  return new Map(summaries.map((file) => [file.id, file]));
 }

@@ -4,9 +4,9 @@ import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
 import { saveFileContent } from '@quill/db/workers';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { searchFilesInSql } from '../../../test/support/sql-file-search.ts';
+import { listedFiles, searchFilesInSql } from '../../../test/support/sql-file-search.ts';
 import { type FileSearchHit, lowerPerCharacter } from '../src/file-search.ts';
-import { createProjectTexts, type ListedFile, type ProjectTexts } from '../src/project-texts.ts';
+import { createProjectTexts, type ProjectTexts } from '../src/project-texts.ts';
 import { createTextCache } from '../src/text-cache.ts';
 import { createUserIn } from './support.ts';
 
@@ -33,27 +33,7 @@ async function newProject(
   return { projectId, ids };
 }
 
-/** The live files as the compile's listing gives them (the same columns and timestamp format). */
-async function listing(projectId: string): Promise<Map<string, ListedFile>> {
-  const { rows } = await database.pool.query<{
-    id: string;
-    title: string;
-    version: number;
-    updated_at: string;
-    chars: number;
-  }>(
-    `SELECT id, title, version, chars,
-       to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS updated_at
-     FROM files WHERE project_id = $1 AND NOT deleted`,
-    [projectId],
-  );
-  return new Map(
-    rows.map((row) => [
-      row.id,
-      { id: row.id, title: row.title, version: row.version, updatedAt: row.updated_at, chars: row.chars },
-    ]),
-  );
-}
+const listing = (projectId: string) => listedFiles(database.pool, projectId);
 
 async function searchInProcess(
   texts: ProjectTexts,
