@@ -5,7 +5,6 @@ import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { asyncGauges, observedGauge, quillMetrics } from '@quill/telemetry';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { lowerPerCharacter } from '../../services/context/src/file-search.ts';
 import { createTextCache, observeTextCache } from '../../services/context/src/text-cache.ts';
 import { parsePrometheus } from '../support/prometheus.ts';
 
@@ -33,7 +32,7 @@ beforeAll(async () => {
     },
     async () => [{ values: { pending: 1, ackPending: 1, redelivered: 1 }, attributes: { consumer: 'c' } }],
   );
-  observeTextCache(createTextCache(1_000, lowerPerCharacter));
+  observeTextCache(createTextCache(1_000));
   const { resourceMetrics } = await exporter.collect();
   exported = new Set(
     parsePrometheus(new PrometheusSerializer().serialize(resourceMetrics)).map((sample) => sample.name),

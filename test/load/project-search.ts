@@ -14,7 +14,6 @@
  */
 import { parseArgs } from 'node:util';
 import { createTestDatabase } from '@quill/db/testing';
-import { lowerPerCharacter } from '../../services/context/src/file-search.ts';
 import { createProjectTexts } from '../../services/context/src/project-texts.ts';
 import { queryTerms } from '../../services/context/src/query-terms.ts';
 import { createTextCache } from '../../services/context/src/text-cache.ts';
@@ -30,23 +29,31 @@ const LIMIT = 20;
 const database = await createTestDatabase();
 try {
   const { project } = await seedNovelist(database.pool);
-  const files = [...(await listedFiles(database.pool, project.projectId)).values()];
+  const listed = await listedFiles(database.pool, project.projectId);
+  const files = [...listed.values()];
   const fileIds = files.map((file) => file.id);
   const characters = files.reduce((sum, file) => sum + file.chars, 0);
   const cached = createProjectTexts(database.pool);
-  const uncached = createProjectTexts(database.pool, createTextCache(0, lowerPerCharacter));
+  const uncached = createProjectTexts(database.pool, createTextCache(0));
 
   const ways = {
     sql: (terms: string[], query: string) =>
       searchFilesInSql(database.pool, { projectId: project.projectId, fileIds, terms, query, limit: LIMIT }),
     cached: async (terms: string[], query: string) =>
       (
-        await cached.search({ projectId: project.projectId, parts: [{ files, limit: LIMIT }], terms, query })
+        await cached.search({
+          projectId: project.projectId,
+          listed,
+          parts: [{ files, limit: LIMIT }],
+          terms,
+          query,
+        })
       )[0]!,
     uncached: async (terms: string[], query: string) =>
       (
         await uncached.search({
           projectId: project.projectId,
+          listed,
           parts: [{ files, limit: LIMIT }],
           terms,
           query,

@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { readCompileBasics } from '@quill/db';
+import { isUuid, readCompileBasics } from '@quill/db';
 import type { Pool } from 'pg';
 import type { FileSearchHit } from '../../services/context/src/file-search.ts';
 import type { ListedFile } from '../../services/context/src/project-texts.ts';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * The retrieval search as PostgreSQL ran it before the context service searched file texts itself
@@ -24,8 +22,8 @@ export async function searchFilesInSql(
     limit: number;
   },
 ): Promise<FileSearchHit[]> {
-  const ids = input.fileIds.filter((id) => UUID.test(id));
-  if (!UUID.test(input.projectId) || ids.length === 0 || input.terms.length === 0) return [];
+  const ids = input.fileIds.filter(isUuid);
+  if (!isUuid(input.projectId) || ids.length === 0 || input.terms.length === 0) return [];
   const withCase = input.terms.filter((term) => /[A-Za-z]/.test(term));
   const patterns = withCase.map((term) => `%${term.replace(/[\\%_]/g, (match) => `\\${match}`)}%`);
   const caseless = input.terms.filter((term) => !/[A-Za-z]/.test(term));

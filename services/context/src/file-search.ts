@@ -64,8 +64,8 @@ function pairBit(first: number, second: number): number {
   return Math.imul((first << 16) | second, 0x9e3779b1) >>> 18;
 }
 
+/** A text as the search reads it (a kept text is one: text-cache.ts). */
 export interface SearchedText {
-  title: string;
   content: string;
   /** The content through lowerPerCharacter; asked for only when a term folds case. */
   lowered(): string;
@@ -73,20 +73,20 @@ export interface SearchedText {
   pairs(): Uint32Array | undefined;
 }
 
-/** How many of the (distinct) terms the file holds in its text or title. */
-export function distinctTermsFound(file: SearchedText, terms: readonly string[]): number {
+/** How many of the (distinct) terms a file holds in its text or its title. */
+export function distinctTermsFound(title: string, text: SearchedText, terms: readonly string[]): number {
   let found = 0;
   let loweredTitle: string | undefined;
   for (const term of terms) {
     if (foldsCase(term)) {
       const needle = lowerPerCharacter(term);
-      loweredTitle ??= lowerPerCharacter(file.title);
-      if (file.lowered().includes(needle) || loweredTitle.includes(needle)) found++;
-    } else if (file.title.includes(term)) {
+      loweredTitle ??= lowerPerCharacter(title);
+      if (text.lowered().includes(needle) || loweredTitle.includes(needle)) found++;
+    } else if (title.includes(term)) {
       found++;
     } else {
-      const pairs = file.pairs();
-      if ((pairs === undefined || mayHold(pairs, term)) && file.content.includes(term)) found++;
+      const pairs = text.pairs();
+      if ((pairs === undefined || mayHold(pairs, term)) && text.content.includes(term)) found++;
     }
   }
   return found;
@@ -97,10 +97,9 @@ export interface ScoredFile extends FileSearchHit {
   updatedAt: string;
 }
 
-/** The files that hold a term, most terms first, then the closest title, then the newest. */
+/** Files that hold a term ranked: most terms first, then the closest title, then the newest. */
 export function rankHits(files: readonly ScoredFile[], limit: number): FileSearchHit[] {
-  return files
-    .filter((file) => file.hits > 0)
+  return [...files]
     .sort(
       (a, b) =>
         b.hits - a.hits ||

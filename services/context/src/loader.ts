@@ -86,6 +86,7 @@ export async function loadCompileInputs(
     texts.contents(request.project_id, missing, listed),
     texts.search({
       projectId: request.project_id,
+      listed,
       parts: assemblies.map((assembly, index) => ({
         files: assembly.request.files.map((file) => listed.get(file.id)!),
         limit: searchLimit(reads[index]!.length + workingSetIds.length),

@@ -3,7 +3,6 @@ import { ContextCompileReply, ContextCompileRequest, msgIds, UsageEnvelope } fro
 import { createFailoverClientFromSettings, estimateTextTokens, warmTokenizer } from '@quill/llm';
 import { startService } from '@quill/service-kit';
 import { createContextCompiler, fixedPromptTexts } from './compiler.ts';
-import { lowerPerCharacter } from './file-search.ts';
 import { createProjectTexts } from './project-texts.ts';
 import { startPromptRetention } from './prompt-retention.ts';
 import { createTextCache, observeTextCache } from './text-cache.ts';
@@ -22,7 +21,7 @@ void warmTokenizer().then(() => {
   for (const text of fixedPromptTexts()) estimateTextTokens(text);
 });
 
-const textCache = createTextCache(config.CONTEXT_TEXT_CACHE_MB * 1024 * 1024, lowerPerCharacter);
+const textCache = createTextCache(config.CONTEXT_TEXT_CACHE_MB * 1024 * 1024);
 observeTextCache(textCache);
 const compile = createContextCompiler({
   pool: runtime.pool,

@@ -1,12 +1,6 @@
 import { type FileText, readFileTexts, titleSimilarities } from '@quill/db';
 import type { Pool } from 'pg';
-import {
-  distinctTermsFound,
-  type FileSearchHit,
-  lowerPerCharacter,
-  rankHits,
-  type ScoredFile,
-} from './file-search.ts';
+import { distinctTermsFound, type FileSearchHit, rankHits, type ScoredFile } from './file-search.ts';
 import { type CachedText, createTextCache, type TextCache } from './text-cache.ts';
 
 /** A file as the compile's listing names it: the version is what makes a cached text usable. */
@@ -40,9 +34,11 @@ export interface ProjectTexts {
   /**
    * The ranked hits of each part for the terms: the texts read once for every part, searched
    * here; the similarity of the hit files' titles to the query asked of PostgreSQL in one statement.
+   * `listed` is the compile's whole listing, as for `contents`.
    */
   search(input: {
     projectId: string;
+    listed: ReadonlyMap<string, ListedFile>;
     parts: readonly SearchPart[];
     terms: readonly string[];
     query: string;
@@ -53,7 +49,7 @@ export const DEFAULT_TEXT_CACHE_BYTES = 64 * 1024 * 1024;
 
 export function createProjectTexts(
   pool: Pool,
-  cache: TextCache = createTextCache(DEFAULT_TEXT_CACHE_BYTES, lowerPerCharacter),
+  cache: TextCache = createTextCache(DEFAULT_TEXT_CACHE_BYTES),
 ): ProjectTexts {
   // Reads in flight, by project and file: the search and the candidates of one compile, or two
   // compiles of a project on a replica that has not read it yet (a launch storm after a deploy),
@@ -118,21 +114,13 @@ export function createProjectTexts(
       return new Map([...texts].map(([fileId, text]) => [fileId, text.content]));
     },
 
-    async search({ projectId, parts, terms, query }) {
+    async search({ projectId, listed, parts, terms, query }) {
       if (terms.length === 0 || parts.every((part) => part.files.length === 0)) return parts.map(() => []);
-      const listed = new Map(parts.flatMap((part) => part.files.map((file) => [file.id, file] as const)));
-      const texts = await read(projectId, [...listed.keys()], listed);
+      const searched = new Set(parts.flatMap((part) => part.files.map((file) => file.id)));
+      const texts = await read(projectId, [...searched], listed);
       const found = new Map<string, number>();
       for (const [fileId, text] of texts) {
-        const hits = distinctTermsFound(
-          {
-            title: listed.get(fileId)!.title,
-            content: text.content,
-            lowered: () => text.lowered(),
-            pairs: () => text.pairs(),
-          },
-          terms,
-        );
+        const hits = distinctTermsFound(listed.get(fileId)!.title, text, terms);
         if (hits > 0) found.set(fileId, hits);
       }
       const titles = [...new Set([...found.keys()].map((fileId) => listed.get(fileId)!.title))];

@@ -1,5 +1,5 @@
 import { observedStats } from '@quill/telemetry';
-import { pairFilter } from './file-search.ts';
+import { lowerPerCharacter, pairFilter } from './file-search.ts';
 
 /**
  * File texts this context replica has read, by file id and version, least recently used first
@@ -68,7 +68,10 @@ export function observeTextCache(cache: TextCache): void {
   );
 }
 
-export function createTextCache(maxBytes: number, lower: (text: string) => string): TextCache {
+export function createTextCache(
+  maxBytes: number,
+  lower: (text: string) => string = lowerPerCharacter,
+): TextCache {
   // A Map iterates in insertion order: re-inserting on every use keeps the least recent first.
   const entries = new Map<string, Entry>();
   const counters = { bytes: 0, hits: 0, misses: 0 };

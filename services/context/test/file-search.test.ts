@@ -5,7 +5,7 @@ import { saveFileContent } from '@quill/db/workers';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { listedFiles, searchFilesInSql } from '../../../test/support/sql-file-search.ts';
-import { type FileSearchHit, lowerPerCharacter } from '../src/file-search.ts';
+import type { FileSearchHit } from '../src/file-search.ts';
 import { createProjectTexts, type ProjectTexts } from '../src/project-texts.ts';
 import { createTextCache } from '../src/text-cache.ts';
 import { createUserIn } from './support.ts';
@@ -44,6 +44,7 @@ async function searchInProcess(
   const files = input.fileIds.map((id) => listed.get(id)).filter((file) => file !== undefined);
   const [hits] = await texts.search({
     projectId,
+    listed,
     parts: [{ files, limit: input.limit }],
     terms: input.terms,
     query: input.query,
@@ -203,6 +204,7 @@ describe("a replica's cached texts", () => {
         texts.contents(projectId, [ids[1]!], listed),
         texts.search({
           projectId,
+          listed,
           parts: [{ files: [...listed.values()], limit: 5 }],
           terms: ['铜铃'],
           query: '',
@@ -236,7 +238,7 @@ describe("a replica's cached texts", () => {
     const small = await newProject([['第一章', '林'.repeat(200)]]);
     const big = await newProject([['第二章', '雨'.repeat(300)]]);
     // 1,000 bytes: a project may take 500, 250 characters.
-    const cache = createTextCache(1_000, lowerPerCharacter);
+    const cache = createTextCache(1_000);
     const texts = createProjectTexts(database.pool, cache);
     await texts.contents(small.projectId, small.ids, await listing(small.projectId));
     await texts.contents(big.projectId, big.ids, await listing(big.projectId));
@@ -260,7 +262,7 @@ describe("a replica's cached texts", () => {
 
   it('with no room, reads every text each time and finds the same', async () => {
     const { projectId, ids } = await newProject([['钟楼', '铜铃在钟楼里。']]);
-    const uncached = createProjectTexts(database.pool, createTextCache(0, lowerPerCharacter));
+    const uncached = createProjectTexts(database.pool, createTextCache(0));
     const first = await searchInProcess(uncached, projectId, {
       fileIds: ids,
       terms: ['铜铃'],

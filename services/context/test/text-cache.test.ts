@@ -8,7 +8,7 @@ const text = (character: string, length = 10) => character.repeat(length);
 
 describe('the text cache', () => {
   it('answers only for the version it holds', () => {
-    const cache = createTextCache(1_000, lowerPerCharacter);
+    const cache = createTextCache(1_000);
     cache.put('a', 3, text('x'));
     expect(cache.get('a', 3)?.content).toBe(text('x'));
     expect(cache.get('a', 4)).toBeUndefined();
@@ -17,7 +17,7 @@ describe('the text cache', () => {
   });
 
   it('keeps the newer version when two reads of one file come back out of order', () => {
-    const cache = createTextCache(1_000, lowerPerCharacter);
+    const cache = createTextCache(1_000);
     cache.put('a', 5, text('n'));
     expect(cache.put('a', 4, text('o')).content).toBe(text('o'));
     expect(cache.get('a', 5)?.content).toBe(text('n'));
@@ -27,7 +27,7 @@ describe('the text cache', () => {
   });
 
   it('lets the least recently used texts go first, within its bytes', () => {
-    const cache = createTextCache(60, lowerPerCharacter);
+    const cache = createTextCache(60);
     cache.put('a', 1, text('a'));
     cache.put('b', 1, text('b'));
     cache.put('c', 1, text('c'));
@@ -39,10 +39,10 @@ describe('the text cache', () => {
   });
 
   it('hands back a text too big to keep without keeping it, and keeps nothing at 0 bytes', () => {
-    const cache = createTextCache(15, lowerPerCharacter);
+    const cache = createTextCache(15);
     expect(cache.put('a', 1, text('a')).content).toBe(text('a'));
     expect(cache.get('a', 1)).toBeUndefined();
-    const none = createTextCache(0, lowerPerCharacter);
+    const none = createTextCache(0);
     none.put('a', 1, 'x');
     expect(none.stats()).toMatchObject({ entries: 0, bytes: 0 });
   });
@@ -64,7 +64,7 @@ describe('the text cache', () => {
   });
 
   it('counts a pair filter once it is made, and makes it once', () => {
-    const cache = createTextCache(10_000, lowerPerCharacter);
+    const cache = createTextCache(10_000);
     const entry = cache.put('a', 1, text('林'));
     expect(entry.pairs()).toBe(entry.pairs());
     expect(cache.stats().bytes).toBe(20 + PAIR_FILTER_BITS / 8);
