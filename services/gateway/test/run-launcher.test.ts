@@ -32,7 +32,7 @@ import {
 } from '@quill/redis';
 import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { standIn, testRunLauncher } from '../../../test/support/launch-stand-ins.ts';
 import { closeTestBus, openTestBus } from '../../../test/support/test-bus.ts';
 import { testUrls, uniqueName } from '../../../test/support/urls.ts';
@@ -153,7 +153,12 @@ describe('gateway run launcher', () => {
       },
     });
     await bus.connection.flush();
-    const launched = await launcher()(owner, body(), logger).finally(() => watch.unsubscribe());
+    const launched = await launcher()(owner, body(), logger);
+    // The server may send the publish's JetStream ack before its copy to this subscription (the
+    // stream acks from its own goroutine), so the copy can come after the launch returned.
+    await vi
+      .waitFor(() => expect(starts).toHaveLength(1), { timeout: 10_000, interval: 20 })
+      .finally(() => watch.unsubscribe());
     expect(opens.at(-1)).toMatchObject({
       run_id: launched.runId,
       session_id: launched.sessionId,
