@@ -3,6 +3,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { type BusNames, busNames } from '@quill/contracts';
 import { type RetryLogger, retryWithBackoff } from './backoff.ts';
 import { type ConnectionState, createConnectionState } from './connection-state.ts';
+import { installRequestSettleFix } from './request-settle-fix.ts';
 
 export interface Bus {
   readonly connection: NatsConnection;
@@ -47,6 +48,8 @@ const JETSTREAM_API_TIMEOUT_MS = 20_000;
  * yet, so a replica started before its broker, or while the broker restarts, does not exit.
  */
 export async function connectBus(options: BusOptions): Promise<Bus> {
+  if (!installRequestSettleFix())
+    options.logger?.warn({}, 'nats.js request methods changed: the request settle fix is not applied');
   const servers = options.url.split(',');
   const connection = await retryWithBackoff(
     () =>
