@@ -152,16 +152,22 @@ export function createContextCompiler(dependencies: CompilerDependencies) {
 
     const { messages, trace } = finishCompile(inputs, record, prompt, plan.window, settings);
     // The reply does not wait for the trace: it is on the way to the first token, and the run can
-    // go on without it (docs/decisions/0029-launch-compiles-while-routing.md).
-    const stored = insertContextTrace(pool, { ...stepOf(request), step: trace.step, trace, messages }).catch(
-      (error: unknown) => {
+    // go on without it (docs/decisions/0029-launch-compiles-while-routing.md). Nor does it wait
+    // for the trace's serialisation (the prompt as JSON again, ~130 KB in a real project): the
+    // write starts in the event loop's next check phase, after the reply has gone out.
+    const stored = nextCheckPhase()
+      .then(() => insertContextTrace(pool, { ...stepOf(request), step: trace.step, trace, messages }))
+      .catch((error: unknown) => {
         // The gap is visible in the log.
         logger.error({ err: error, run_id: request.run_id }, 'context trace not stored');
-      },
-    );
+      });
     storing.add(stored);
     void stored.finally(() => storing.delete(stored));
     return { v: 1, ok: true, messages };
+  }
+
+  function nextCheckPhase(): Promise<void> {
+    return new Promise((resolve) => setImmediate(resolve));
   }
 
   function stepOf(request: ContextCompileRequest) {
