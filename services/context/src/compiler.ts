@@ -153,8 +153,8 @@ export function createContextCompiler(dependencies: CompilerDependencies) {
     const { messages, trace } = finishCompile(inputs, record, prompt, plan.window, settings);
     // The reply does not wait for the trace: it is on the way to the first token, and the run can
     // go on without it (docs/decisions/0029-launch-compiles-while-routing.md). Nor does it wait
-    // for the trace's serialisation (the prompt as JSON again, ~130 KB in a real project): the
-    // write starts in the event loop's next check phase, after the reply has gone out.
+    // for the trace's serialisation (the prompt as JSON again, ~40,000 characters for a chapter of a
+    // novel): the write starts in the event loop's next check phase, after the reply has gone out.
     const stored = nextCheckPhase()
       .then(() => insertContextTrace(pool, { ...stepOf(request), step: trace.step, trace, messages }))
       .catch((error: unknown) => {
