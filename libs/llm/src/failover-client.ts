@@ -8,7 +8,7 @@ import {
 } from './circuit-breaker.ts';
 import { createLlmClient, type LlmTimeouts } from './client.ts';
 import { canFailOver, canRetrySameProvider, isProviderFailure, LlmCallError } from './errors.ts';
-import { prepareTrim, trimTranscript } from './intra-run-trimmer.ts';
+import { fitTranscript } from './intra-run-trimmer.ts';
 import {
   countFailover,
   endModelSpanFailed,
@@ -133,8 +133,7 @@ async function* streamWithFailover(
       ...(request.tools ? { tools: request.tools } : {}),
       encoding: encodingForModel(target.model),
     };
-    await prepareTrim(request.messages, trim);
-    const fitted = trimTranscript(request.messages, trim);
+    const fitted = await fitTranscript(request.messages, trim);
     if (fitted.trimmedToolResults > 0 || fitted.overBudget) {
       context.logger?.warn(
         {

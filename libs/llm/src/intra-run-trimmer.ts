@@ -39,13 +39,17 @@ export interface TrimResult {
 }
 
 /**
- * Builds the tokenizer's table (in slices that leave the event loop free, token-estimate.ts) when
- * `trimTranscript` will need real counts: only a transcript whose byte bound does not fit. Most
- * processes never count, and do not pay the table's ~75 MB and ~1 s of CPU.
+ * Fits the transcript to one attempt's budget. The common case needs no count: the transcript's
+ * byte bound (computed once here) already fits. Otherwise the tokenizer's table is built first
+ * (in slices that leave the event loop free, token-estimate.ts), then `trimTranscript` counts.
+ * Most processes never count, and do not pay the table's build.
  */
-export async function prepareTrim(messages: readonly ChatMessage[], options: TrimOptions): Promise<void> {
+export async function fitTranscript(messages: ChatMessage[], options: TrimOptions): Promise<TrimResult> {
   const budget = Math.floor(options.maxInputTokens * SAFETY_RATIO);
-  if (promptTokensUpperBound(messages, options.tools) > budget) await warmTokenizer(options.encoding);
+  const bound = promptTokensUpperBound(messages, options.tools);
+  if (bound <= budget) return { messages, trimmedToolResults: 0, estimatedTokens: bound, overBudget: false };
+  await warmTokenizer(options.encoding);
+  return trimTranscript(messages, options);
 }
 
 export function trimTranscript(messages: ChatMessage[], options: TrimOptions): TrimResult {
