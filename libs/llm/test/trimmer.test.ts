@@ -1,7 +1,7 @@
 import type { ChatMessage } from '@quill/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collectChat, createLlmClient, LlmCallError } from '../src/index.ts';
-import { TRIMMED_NOTE_PREFIX, trimTranscript } from '../src/intra-run-trimmer.ts';
+import { fitTranscript, TRIMMED_NOTE_PREFIX, trimTranscript } from '../src/intra-run-trimmer.ts';
 import { estimatePromptTokens, promptTokensUpperBound } from '../src/token-estimate.ts';
 import { call, type FailoverRig, startRig } from './failover-helpers.ts';
 
@@ -73,6 +73,17 @@ describe('trimTranscript', () => {
     expect(bound).toBeGreaterThan(Math.floor(Math.ceil((exact + 10) / 0.9) * 0.9));
     expect(fitted.messages).toBe(transcript);
     expect(fitted.estimatedTokens).toBe(exact);
+  });
+
+  it('fitTranscript answers as trimTranscript does, from the byte bound alone when it fits', async () => {
+    const roomy = await fitTranscript(transcript, { maxInputTokens: 128_000 });
+    expect(roomy.messages).toBe(transcript);
+    expect(roomy.estimatedTokens).toBe(promptTokensUpperBound(transcript));
+    for (const maxInputTokens of [Math.floor((estimatePromptTokens(transcript) - 2_000) / 0.9), 100]) {
+      expect(await fitTranscript(transcript, { maxInputTokens })).toEqual(
+        trimTranscript(transcript, { maxInputTokens }),
+      );
+    }
   });
 
   it('reports over budget when trimming every tool result is not enough', () => {
