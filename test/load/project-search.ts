@@ -14,7 +14,7 @@
  */
 import { parseArgs } from 'node:util';
 import { createTestDatabase } from '@quill/db/testing';
-import { createProjectTexts } from '../../services/context/src/project-texts.ts';
+import { createProjectTexts, type ProjectTexts } from '../../services/context/src/project-texts.ts';
 import { queryTerms } from '../../services/context/src/query-terms.ts';
 import { createTextCache } from '../../services/context/src/text-cache.ts';
 import { AUTHOR_REQUESTS, seedNovelist } from '../support/chinese-project.ts';
@@ -33,32 +33,23 @@ try {
   const files = [...listed.values()];
   const fileIds = files.map((file) => file.id);
   const characters = files.reduce((sum, file) => sum + file.chars, 0);
-  const cached = createProjectTexts(database.pool);
-  const uncached = createProjectTexts(database.pool, createTextCache(0));
+  // The compile's own search over every listed file, through a replica's texts.
+  const inProcess = (texts: ProjectTexts) => async (terms: string[], query: string) =>
+    (
+      await texts.search({
+        projectId: project.projectId,
+        listed,
+        parts: [{ files, limit: LIMIT }],
+        terms,
+        query,
+      })
+    )[0]!;
 
   const ways = {
     sql: (terms: string[], query: string) =>
       searchFilesInSql(database.pool, { projectId: project.projectId, fileIds, terms, query, limit: LIMIT }),
-    cached: async (terms: string[], query: string) =>
-      (
-        await cached.search({
-          projectId: project.projectId,
-          listed,
-          parts: [{ files, limit: LIMIT }],
-          terms,
-          query,
-        })
-      )[0]!,
-    uncached: async (terms: string[], query: string) =>
-      (
-        await uncached.search({
-          projectId: project.projectId,
-          listed,
-          parts: [{ files, limit: LIMIT }],
-          terms,
-          query,
-        })
-      )[0]!,
+    cached: inProcess(createProjectTexts(database.pool)),
+    uncached: inProcess(createProjectTexts(database.pool, createTextCache(0))),
   };
   type Way = keyof typeof ways;
   // One search of each way first: the cache fills, and every way's statements are prepared.

@@ -166,10 +166,6 @@ export function createContextCompiler(dependencies: CompilerDependencies) {
     return { v: 1, ok: true, messages };
   }
 
-  function nextCheckPhase(): Promise<void> {
-    return new Promise((resolve) => setImmediate(resolve));
-  }
-
   function stepOf(request: ContextCompileRequest) {
     return { runId: request.run_id, role: request.role, step: request.step ?? 0 };
   }
@@ -180,4 +176,9 @@ export function createContextCompiler(dependencies: CompilerDependencies) {
       await Promise.all(storing);
     },
   });
+}
+
+/** Resolves in the event loop's next check phase: after the microtasks that send a reply. */
+function nextCheckPhase(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
