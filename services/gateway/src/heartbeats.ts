@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { encodeSseComment, encodeSseRetry } from '@quill/contracts';
+import { writeSseEvent } from './sse-write.ts';
 
 /** Each open stream beats in one slice of the interval, so beats are spread over it. */
 const SLICES = 10;
@@ -23,12 +24,12 @@ export interface Heartbeats {
  */
 export function createHeartbeats(intervalMs: number): Heartbeats {
   const slices = Array.from({ length: SLICES }, () => new Set<ServerResponse>());
-  const beat = Buffer.from(encodeSseComment('heartbeat'));
+  const beat = encodeSseComment('heartbeat');
   let nextSlice = 0;
   let tick = 0;
   const timer = setInterval(
     () => {
-      for (const response of slices[tick]!) if (!response.destroyed) response.write(beat);
+      for (const response of slices[tick]!) if (!response.destroyed) writeSseEvent(response, beat);
       tick = (tick + 1) % SLICES;
     },
     Math.max(1, Math.floor(intervalMs / SLICES)),

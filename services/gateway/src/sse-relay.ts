@@ -15,6 +15,7 @@ import type { Heartbeats } from './heartbeats.ts';
 import { endRunIfUnfinished, type FallbackRequestOptions } from './run-fallback.ts';
 import type { RunFeeds } from './run-feed.ts';
 import type { RunWatch } from './run-watch.ts';
+import { drained, startSseResponse, writeSseEvent } from './sse-write.ts';
 
 export interface RelayOptions {
   runId: string;
@@ -58,9 +59,9 @@ export async function relayRunEvents(
     reader.close();
     throw error;
   }
-  response.writeHead(200, { ...SSE_HEADERS, ...options.headers });
+  startSseResponse(response, { ...SSE_HEADERS, ...options.headers });
   // The reconnect delay comes first, so a browser that loses the stream waits as told.
-  response.write(encodeSseRetry(SSE_RETRY_MS));
+  writeSseEvent(response, encodeSseRetry(SSE_RETRY_MS));
   const watch = options.watch(runId);
   const stopHeartbeat = options.heartbeats.add(response);
   const fallback =
@@ -86,7 +87,10 @@ export async function relayRunEvents(
       }
       // Ended by a shutdown hand-off (heartbeats.handOff): writing after the end would be an error.
       if (response.writableEnded) break;
-      const written = response.write(localized(item.envelope.frame, item.seq, sse, options.language));
+      const written = writeSseEvent(
+        response,
+        localized(item.envelope.frame, item.seq, sse, options.language),
+      );
       // Fresh streams only: a resume replays stored frames, whose age is not the relay's delay.
       if (options.afterSeq === 0) metrics.frameDelay.record(frameAgeSeconds(item.envelope.frame.ts));
       if (item.envelope.frame.type === 'done') {
@@ -129,16 +133,4 @@ function localized(value: SseFrame, seq: number, sse: string, language: UiLangua
 
 function frameAgeSeconds(ts: string): number {
   return Math.max(0, (Date.now() - Date.parse(ts)) / 1000);
-}
-
-function drained(response: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      response.off('drain', done);
-      response.off('close', done);
-      resolve();
-    };
-    response.once('drain', done);
-    response.once('close', done);
-  });
 }
