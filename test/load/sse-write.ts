@@ -67,8 +67,7 @@ async function serve(variant: Variant): Promise<Measured> {
   const open: ServerResponse[] = [];
   const server = createServer((_request, response) => {
     if (variant === 'writeSseEvent') {
-      startSseResponse(response, { ...SSE_HEADERS });
-      writeSseEvent(response, encodeSseRetry(3000));
+      startSseResponse(response, { ...SSE_HEADERS }, encodeSseRetry(3000));
     } else {
       response.writeHead(200, SSE_HEADERS);
       response.write(encodeSseRetry(3000));

@@ -59,9 +59,8 @@ export async function relayRunEvents(
     reader.close();
     throw error;
   }
-  startSseResponse(response, { ...SSE_HEADERS, ...options.headers });
   // The reconnect delay comes first, so a browser that loses the stream waits as told.
-  writeSseEvent(response, encodeSseRetry(SSE_RETRY_MS));
+  startSseResponse(response, { ...SSE_HEADERS, ...options.headers }, encodeSseRetry(SSE_RETRY_MS));
   const watch = options.watch(runId);
   const stopHeartbeat = options.heartbeats.add(response);
   const fallback =

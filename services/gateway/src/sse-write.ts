@@ -4,15 +4,25 @@ import type { ServerResponse } from 'node:http';
 const direct = new WeakSet<ServerResponse>();
 
 /**
- * Starts a live event stream: writes the head now (`flushHeaders`), so that what follows can go
- * to the socket in order (docs/decisions/0063-sse-events-in-one-socket-write.md). Every later
- * write to the stream must go through `writeSseEvent`, and the stream ends with `response.end`.
+ * Starts a live event stream with its first event (the `retry:` line): writes the head now
+ * (`flushHeaders`), so that everything after it can go to the socket in order
+ * (docs/decisions/0063-sse-events-in-one-socket-write.md). The socket is corked around the two,
+ * so head and first event still leave in one system call. Every later write to the stream must
+ * go through `writeSseEvent`, and the stream ends with `response.end`.
  */
-export function startSseResponse(response: ServerResponse, headers: Record<string, string | string[]>): void {
+export function startSseResponse(
+  response: ServerResponse,
+  headers: Record<string, string | string[]>,
+  firstEvent: string,
+): void {
+  const socket = response.socket;
+  socket?.cork();
   response.writeHead(200, headers);
   response.flushHeaders();
   // A pipelined response waiting for its socket keeps Node's buffering all along.
-  if (response.chunkedEncoding && response.socket !== null) direct.add(response);
+  if (response.chunkedEncoding && socket !== null) direct.add(response);
+  writeSseEvent(response, firstEvent);
+  socket?.uncork();
 }
 
 /**

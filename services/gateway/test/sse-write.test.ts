@@ -16,10 +16,10 @@ afterEach(async () => {
   server = undefined;
 });
 
-/** Starts a server whose handler gets each response once its stream has started. */
+/** Starts a server whose handler gets each response once its stream has started with `events[0]`. */
 async function serve(handler: (response: ServerResponse) => void | Promise<void>): Promise<number> {
   server = createServer((_request, response) => {
-    startSseResponse(response, { 'content-type': 'text/event-stream' });
+    startSseResponse(response, { 'content-type': 'text/event-stream' }, events[0]!);
     void handler(response);
   });
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
@@ -78,8 +78,7 @@ const events = [
 describe('writeSseEvent', () => {
   it('sends each event as one well-formed chunk after the head, in order, and response.end closes the body', async () => {
     const port = await serve((response) => {
-      // The head goes out with the first write, as the relay's retry line does it.
-      writeSseEvent(response, events[0]!);
+      // The stream started with events[0], as the relay starts with its retry line.
       expect(writeSseEvent(response, events[1]!)).toBe(true);
       writeSseEvent(response, events[2]!);
       writeSseEvent(response, events[3]!);
@@ -98,7 +97,6 @@ describe('writeSseEvent', () => {
 
   it('keeps the connection usable for the next request once the stream has ended', async () => {
     const port = await serve((response) => {
-      writeSseEvent(response, events[0]!);
       writeSseEvent(response, events[1]!);
       response.end();
     });
@@ -127,7 +125,6 @@ describe('writeSseEvent', () => {
 
   it('writes an HTTP/1.0 client its events unframed (its body is not chunked) and closes at the end', async () => {
     const port = await serve((response) => {
-      writeSseEvent(response, events[0]!);
       for (const event of events.slice(1)) writeSseEvent(response, event);
       response.end();
     });
@@ -143,7 +140,6 @@ describe('writeSseEvent', () => {
       full = resolve;
     });
     const port = await serve(async (response) => {
-      writeSseEvent(response, events[0]!);
       let writes = 1;
       while (writeSseEvent(response, event)) writes++;
       const waiting = drained(response);
@@ -173,7 +169,6 @@ describe('writeSseEvent', () => {
   it('drained() also ends when the response closes under a full socket', async () => {
     let closedWhileWaiting: Promise<void> | undefined;
     const port = await serve((response) => {
-      writeSseEvent(response, events[0]!);
       const event = `data: ${'x'.repeat(64 * 1024)}\n\n`;
       while (writeSseEvent(response, event)) {}
       closedWhileWaiting = drained(response);
