@@ -17,12 +17,16 @@ export function startSseResponse(
 ): void {
   const socket = response.socket;
   socket?.cork();
-  response.writeHead(200, headers);
-  response.flushHeaders();
-  // A pipelined response waiting for its socket keeps Node's buffering all along.
-  if (response.chunkedEncoding && socket !== null) direct.add(response);
-  writeSseEvent(response, firstEvent);
-  socket?.uncork();
+  try {
+    response.writeHead(200, headers);
+    response.flushHeaders();
+    // A pipelined response waiting for its socket keeps Node's buffering all along.
+    if (response.chunkedEncoding && socket !== null) direct.add(response);
+    writeSseEvent(response, firstEvent);
+  } finally {
+    // Also when the head is refused (an invalid header value): the error answer must not stay corked.
+    socket?.uncork();
+  }
 }
 
 /**

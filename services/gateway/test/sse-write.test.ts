@@ -166,6 +166,25 @@ describe('writeSseEvent', () => {
     expect(dechunk(raw)).toEqual({ body: events[0]! + event.repeat(writes) + events[4]!, terminated: true });
   });
 
+  it('leaves the socket uncorked when the head is refused, so an error answer written after it goes out', async () => {
+    server = createServer((_request, response) => {
+      expect(() =>
+        startSseResponse(response, { 'content-type': 'text/event-stream', 'x-bad': 'a\nb' }, events[0]!),
+      ).toThrow();
+      // Written, not ended: `end()` would uncork the socket itself and hide a cork left behind.
+      response.writeHead(500, { 'content-type': 'text/plain' });
+      response.write('refused');
+    });
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const raw = await rawExchange(
+      (server.address() as AddressInfo).port,
+      'GET / HTTP/1.1\r\nHost: r\r\n\r\n',
+      (received) => received.includes('refused'),
+    );
+    expect(raw).toMatch(/^HTTP\/1\.1 500 /);
+    expect(dechunk(raw)).toEqual({ body: 'refused', terminated: false });
+  });
+
   it('drained() also ends when the response closes under a full socket', async () => {
     let closedWhileWaiting: Promise<void> | undefined;
     const port = await serve((response) => {
