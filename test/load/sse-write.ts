@@ -2,8 +2,9 @@
  * What a gateway's CPU pays to write one SSE event to one open stream, the two ways it can:
  * `response.write` (Node frames the chunk and sends it on the next tick) and the relay's
  * `writeSseEvent` (services/gateway/src/sse-write.ts: the chunk in one socket write,
- * docs/decisions/0063). A child process serves `--streams` event-stream responses through the
- * gateway's own `startSseResponse`; a second process reads them all, as browsers would. The
+ * docs/decisions/0063). A child process serves `--streams` event-stream responses (started
+ * with the gateway's own `startSseResponse` for the second way); a second process reads them all,
+ * as browsers would. The
  * server writes a text frame as the relay writes it to every stream `--rate` times a second,
  * spread over the second as live runs' tokens are, for `--seconds`; its own CPU divided by the
  * events written is the figure. Each variant runs in its own server process, alternated
