@@ -1,5 +1,6 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
+import { encodeSseComment, encodeSseFrame, encodeSseRetry, frame } from '@quill/contracts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { drained, startSseResponse, writeSseEvent } from '../src/sse-write.ts';
 
@@ -67,13 +68,17 @@ function dechunk(raw: string): { body: string; terminated: boolean } {
   }
 }
 
+const runId = '0b5c6f2e-8a51-4c1a-9a0e-7f6a2d7b9c11';
+/** Events as the relay writes them: the retry line, frames encoded by the contracts, a heartbeat. */
 const events = [
-  'retry: 3000\n\n',
-  'id: 1\nevent: text\ndata: {"type":"text","content":"第一章"}\n\n',
-  ': heartbeat\n\n',
-  'id: 2\nevent: text\ndata: {"type":"text","content":"雨夜 — \\"quoted\\" é"}\n\n',
-  'id: 3\nevent: done\ndata: {"type":"done"}\n\n',
+  encodeSseRetry(3000),
+  encodeSseFrame(frame('text', runId, { agent: 'writer', content: '第一章' }), 1),
+  encodeSseComment('heartbeat'),
+  encodeSseFrame(frame('text', runId, { agent: 'writer', content: '雨夜 — "quoted" é' }), 2),
+  encodeSseFrame(frame('done', runId, {}), 3),
 ];
+/** A text frame of `content`, e.g. one big enough to fill a socket. */
+const textEvent = (content: string) => encodeSseFrame(frame('text', runId, { agent: 'writer', content }), 9);
 
 describe('writeSseEvent', () => {
   it('sends each event as one well-formed chunk after the head, in order, and response.end closes the body', async () => {
@@ -134,7 +139,7 @@ describe('writeSseEvent', () => {
   });
 
   it('says when the socket is full, and drained() resolves once the client reads again', async () => {
-    const event = `id: 9\nevent: text\ndata: ${JSON.stringify({ content: '字'.repeat(2000) })}\n\n`;
+    const event = textEvent('字'.repeat(2000));
     let full!: (writes: number) => void;
     const filled = new Promise<number>((resolve) => {
       full = resolve;
@@ -188,7 +193,7 @@ describe('writeSseEvent', () => {
   it('drained() also ends when the response closes under a full socket', async () => {
     let closedWhileWaiting: Promise<void> | undefined;
     const port = await serve((response) => {
-      const event = `data: ${'x'.repeat(64 * 1024)}\n\n`;
+      const event = textEvent('x'.repeat(64 * 1024));
       while (writeSseEvent(response, event)) {}
       closedWhileWaiting = drained(response);
     });
