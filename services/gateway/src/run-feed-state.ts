@@ -47,6 +47,11 @@ export function toFeedItem(subject: string, seq: number, data: Uint8Array, pendi
   }
 }
 
+/** A frame the caller stored itself (a launch's `run_started`), as a feed holds it. */
+export function ownFeedItem(subject: string, seq: number, envelope: EventEnvelope): FeedItem {
+  return { seq, item: { seq, subject, pending: 0, envelope }, sse: encodeSseFrame(envelope.frame, seq) };
+}
+
 /** The first stored frame of the run after `afterSeq`, or undefined when there is none yet. */
 async function storedAfter(bus: Bus, subject: string, afterSeq: number): Promise<FeedItem | undefined> {
   const stored = await nextStored(bus, { stream: bus.names.streams.events, subject, afterSeq });
@@ -58,6 +63,9 @@ async function storedAfter(bus: Bus, subject: string, afterSeq: number): Promise
  * consumer), then the source's live frames, each sequence once, in order. `attach` starts the
  * source (the tap, or the run's live subscription) and settles once nothing published from
  * then on can be missed; the stored frames are read after it, so nothing falls in between.
+ * `first`, the run's first stored frame when the caller stored it itself (a launch), is held
+ * from the start, so the read begins after it instead of reading it back
+ * (docs/decisions/0064-a-first-take-reads-no-stored-log.md).
  */
 export function openFeed(
   bus: Bus,
@@ -65,9 +73,10 @@ export function openFeed(
   startAfter: number,
   attach: (feed: Feed) => Promise<void>,
   onClosed: () => void,
+  first?: FeedItem,
 ): Feed {
   const subject = bus.names.events(runId);
-  const history: FeedItem[] = [];
+  const history: FeedItem[] = first && first.seq > startAfter ? [first] : [];
   /** Every stored frame after this sequence is in `history` or still to come. */
   let coveredFrom = startAfter;
   let started = false;

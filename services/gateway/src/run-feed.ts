@@ -1,11 +1,14 @@
 import { type Bus, lastSequence, readOrderedRaw, republishesTo, subscribeRepublished } from '@quill/bus';
-import { type Feed, type FeedSubscription, openFeed, toFeedItem } from './run-feed-state.ts';
+import { type Feed, type FeedItem, type FeedSubscription, openFeed, toFeedItem } from './run-feed-state.ts';
 
 export type { FeedItem, FeedSubscription } from './run-feed-state.ts';
 
 export interface RunFeeds {
-  /** The run's frames after `afterSeq`, in order, live until `close()`. */
-  subscribe(runId: string, afterSeq: number): FeedSubscription;
+  /**
+   * The run's frames after `afterSeq`, in order, live until `close()`. `first`: the run's first
+   * frame, stored by the caller itself (a launch streaming its own run), so it is not read back.
+   */
+  subscribe(runId: string, afterSeq: number, first?: FeedItem): FeedSubscription;
 }
 
 /**
@@ -47,7 +50,7 @@ export function createRunFeeds(bus: Bus): RunFeeds {
   };
 
   return {
-    subscribe(runId, afterSeq) {
+    subscribe(runId, afterSeq, first) {
       let feed = feeds.get(runId);
       if (!feed) {
         let detach: (() => void) | undefined;
@@ -67,6 +70,7 @@ export function createRunFeeds(bus: Bus): RunFeeds {
             detach?.();
             if (feeds.get(runId) === created) feeds.delete(runId);
           },
+          first,
         );
         feeds.set(runId, created);
         feed = created;

@@ -17,6 +17,7 @@ import {
   RunOpenReply,
   RunOpenRequest,
   RunStartEnvelope,
+  type SseFrame,
 } from '@quill/contracts';
 import { type User, withTransaction } from '@quill/db';
 import { openLaunchSession, recordRunLaunch } from '@quill/db/gateway';
@@ -41,6 +42,8 @@ export interface LauncherDependencies {
 export interface LaunchedRun {
   runId: string;
   sessionId: string;
+  /** The run's first frame as it was stored: the launch's own stream starts from it. */
+  runStarted: { seq: number; frame: SseFrame };
 }
 
 /**
@@ -140,16 +143,13 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
         return recorded;
       });
       // One connection keeps its publishes in order, so run_started is still the run's first frame.
-      await Promise.all([
-        publishFrame(
-          bus,
-          frame('run_started', runId, {
-            session_id: session.sessionId,
-            project_id: body.project_id,
-            generation_mode: body.generation_mode,
-          }),
-          { msgId: msgIds.runStarted(runId) },
-        ),
+      const started = frame('run_started', runId, {
+        session_id: session.sessionId,
+        project_id: body.project_id,
+        generation_mode: body.generation_mode,
+      });
+      const [stored] = await Promise.all([
+        publishFrame(bus, started, { msgId: msgIds.runStarted(runId) }),
         publishEnvelope(
           bus,
           bus.names.runStart(runId),
@@ -172,7 +172,7 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
         ),
       ]);
       quillMetrics().runsStarted.add(1, { generation_mode: body.generation_mode });
-      return { runId, sessionId: session.sessionId };
+      return { runId, sessionId: session.sessionId, runStarted: { seq: stored.seq, frame: started } };
     } catch (error) {
       // Rows that failed before billing or the router answered: what they granted meanwhile stands.
       const [answer, admitted] = await Promise.all([reservation, admission]);

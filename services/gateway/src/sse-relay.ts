@@ -13,7 +13,7 @@ import { quillMetrics } from '@quill/telemetry';
 import type { FastifyReply, FastifyBaseLogger as Logger } from 'fastify';
 import type { Heartbeats } from './heartbeats.ts';
 import { endRunIfUnfinished, type FallbackRequestOptions } from './run-fallback.ts';
-import type { RunFeeds } from './run-feed.ts';
+import type { FeedItem, RunFeeds } from './run-feed.ts';
 import type { RunWatch } from './run-watch.ts';
 import { drained, startSseResponse, writeSseEvent } from './sse-write.ts';
 
@@ -21,6 +21,8 @@ export interface RelayOptions {
   runId: string;
   /** Resume after this stream sequence (the client's Last-Event-ID); 0 = from the beginning. */
   afterSeq: number;
+  /** The run's first frame, when this request stored it (a launch): not read back from EVENTS. */
+  first?: FeedItem;
   heartbeats: Heartbeats;
   /** Extra response headers, e.g. the trace id an operator can look the run up by. */
   headers?: Record<string, string | string[]>;
@@ -52,7 +54,7 @@ export async function relayRunEvents(
 ): Promise<void> {
   const { runId } = options;
   // The run's frames come from this gateway's event tap (one consumer for every run), in memory.
-  const reader = options.feeds.subscribe(runId, options.afterSeq);
+  const reader = options.feeds.subscribe(runId, options.afterSeq, options.first);
   try {
     await reader.ready;
   } catch (error) {

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeTestBus, openTestBus, TEST_STREAM_SETTINGS } from '../../../test/support/test-bus.ts';
 import { testUrls, uniqueName } from '../../../test/support/urls.ts';
 import { createRunFeeds, type FeedSubscription } from '../src/run-feed.ts';
+import { ownFeedItem } from '../src/run-feed-state.ts';
 
 /** Streams as this version creates them: EVENTS republishes, each feed subscribes per run. */
 let liveBus: Bus;
@@ -89,6 +90,52 @@ describe.each(['live', 'tap'] as const)('run feeds (%s), fanned out to the strea
     expect(await take(first, 1)).toEqual([[more[0], 'd']]);
     first.close();
     second.close();
+  });
+
+  it('starts a launch’s own stream from the first frame it stored, without reading it back', async () => {
+    const feeds = createRunFeeds(bus);
+    const runId = randomUUID();
+    const started = frame('run_started', runId, {
+      session_id: randomUUID(),
+      project_id: randomUUID(),
+      generation_mode: 'fast',
+    });
+    const stored = await publishFrame(bus, started);
+    // Stored after the launch's first frame, before its stream opened.
+    const seqs = await publishTexts(runId, ['a']);
+    const gets = { count: 0 };
+    const getMessage = bus.jsm.streams.getMessage.bind(bus.jsm.streams);
+    bus.jsm.streams.getMessage = (...args) => {
+      gets.count++;
+      return getMessage(...args);
+    };
+    try {
+      const stream = feeds.subscribe(
+        runId,
+        0,
+        ownFeedItem(bus.names.events(runId), stored.seq, { v: 1, frame: started }),
+      );
+      await stream.ready;
+      // Read after the first frame only: `a`, then the get that finds nothing more.
+      expect(gets.count).toBe(2);
+      const more = await publishTexts(runId, ['b']);
+      expect(await take(stream, 3)).toEqual([
+        [stored.seq, 'run_started'],
+        [seqs[0], 'a'],
+        [more[0], 'b'],
+      ]);
+      // A second stream of the run from the beginning gets the same frames from the feed.
+      const again = feeds.subscribe(runId, 0);
+      expect(await take(again, 3)).toEqual([
+        [stored.seq, 'run_started'],
+        [seqs[0], 'a'],
+        [more[0], 'b'],
+      ]);
+      stream.close();
+      again.close();
+    } finally {
+      bus.jsm.streams.getMessage = getMessage;
+    }
   });
 
   it('reads the gap by sequence when a stream resumes from before what the feed holds', async () => {

@@ -54,10 +54,14 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
     routingReads.catch(() => undefined);
     const leasing = dependencies.leases.hold(start.run_id, delivery.ackSubject, log);
     leasing.catch(() => undefined);
+    const taking = dependencies.phases.takeRun(start.run_id);
     const [takeRead, stopRead, stepsRead] = await Promise.allSettled([
-      dependencies.phases.takeRun(start.run_id),
+      taking,
       watchStop(bus, redis, keys, start.run_id),
-      openStepLog(bus, start.run_id, log),
+      // Only a run taken before (a takeover) can have step records stored already.
+      openStepLog(bus, start.run_id, log, {
+        storedBefore: taking.then((taken) => taken.run.kind !== 'applied'),
+      }),
     ]);
     const closeOpened = async () => {
       await leasing.then(

@@ -22,7 +22,8 @@ export const STEP_LOG_CATCH_UP_MS = 5_000;
  * (docs/decisions/0041-broker-work-per-launch.md): a core subscription on the subject receives
  * every record as it is published (a JetStream publish reaches core subscribers too); what was
  * stored before it, or lost in core delivery, is read by sequence, one direct get each. A record
- * folded twice changes nothing (run-state.ts).
+ * folded twice changes nothing (run-state.ts). A run's first take has nothing stored before it:
+ * its log opens without a read (docs/decisions/0064-a-first-take-reads-no-stored-log.md).
  */
 export async function openStepLog(
   bus: Bus,
@@ -32,6 +33,12 @@ export async function openStepLog(
     catchUpMs?: number;
     /** The live subscription (tests pass one that loses messages). */
     subscribe?: typeof subscribePublished;
+    /**
+     * Whether records may be stored from before the log opened, known once the run is taken: a
+     * router taking a run over reads them; the first take of a run (`idle` → `running`) finds none,
+     * since only a router that took the run dispatches its steps, and skips the read. Default yes.
+     */
+    storedBefore?: Promise<boolean>;
   } = {},
 ): Promise<StepLog> {
   const subject = bus.names.steps(runId);
@@ -77,9 +84,12 @@ export async function openStepLog(
     },
     reconnected: () => void catchUpLogged(),
   });
+  const storedBefore = options.storedBefore ?? Promise.resolve(true);
+  // Awaited after the subscription is ready: a failed take must not count as unhandled meanwhile.
+  storedBefore.catch(() => undefined);
   try {
     await live.ready;
-    await catchUp();
+    if (await storedBefore) await catchUp();
   } catch (error) {
     live.close();
     throw error;

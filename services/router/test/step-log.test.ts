@@ -65,6 +65,47 @@ describe('the router’s step log', () => {
     }
   });
 
+  it('opens without reading the stored log when the take says nothing can be stored yet', async () => {
+    const runId = randomUUID();
+    // A record stored before the log opens: only a read by sequence could find it.
+    await dispatched(runId, 0);
+    const gets = { count: 0 };
+    const getMessage = bus.jsm.streams.getMessage.bind(bus.jsm.streams);
+    bus.jsm.streams.getMessage = (...args) => {
+      gets.count++;
+      return getMessage(...args);
+    };
+    try {
+      const first = await openStepLog(bus, runId, logger, { storedBefore: Promise.resolve(false) });
+      try {
+        expect(gets.count).toBe(0);
+        expect(first.state.dispatched.size).toBe(0);
+        // Live records still fold.
+        const waiting = first.waitForResult(0, soon(), never);
+        await finished(runId, 0);
+        expect(await waiting).toBe(true);
+        expect(gets.count).toBe(0);
+      } finally {
+        await first.close();
+      }
+      // A takeover reads what is stored.
+      const takeover = await openStepLog(bus, runId, logger, { storedBefore: Promise.resolve(true) });
+      try {
+        expect(gets.count).toBeGreaterThan(0);
+        expect([...takeover.state.dispatched.keys()]).toEqual([0]);
+        expect(takeover.state.results.get(0)?.final_text).toBe('step 0');
+      } finally {
+        await takeover.close();
+      }
+      // A take that failed fails the open, with the take's error.
+      await expect(
+        openStepLog(bus, runId, logger, { storedBefore: Promise.reject(new Error('take failed')) }),
+      ).rejects.toThrow('take failed');
+    } finally {
+      bus.jsm.streams.getMessage = getMessage;
+    }
+  });
+
   it('finds a result core delivery lost by reading the stored log again', async () => {
     const runId = randomUUID();
     // A subscription that loses every message: only the catch-up reads can see the result.
