@@ -65,7 +65,7 @@ async function storedAfter(bus: Bus, subject: string, afterSeq: number): Promise
  * then on can be missed; the stored frames are read after it, so nothing falls in between.
  * `first`, the run's first stored frame when the caller stored it itself (a launch), is held
  * from the start, so the read begins after it instead of reading it back
- * (docs/decisions/0064-a-first-take-reads-no-stored-log.md).
+ * (docs/decisions/0064-a-launch-reads-back-nothing-it-knows.md).
  */
 export function openFeed(
   bus: Bus,

@@ -23,7 +23,7 @@ export const STEP_LOG_CATCH_UP_MS = 5_000;
  * every record as it is published (a JetStream publish reaches core subscribers too); what was
  * stored before it, or lost in core delivery, is read by sequence, one direct get each. A record
  * folded twice changes nothing (run-state.ts). A run's first take has nothing stored before it:
- * its log opens without a read (docs/decisions/0064-a-first-take-reads-no-stored-log.md).
+ * its log opens without a read (docs/decisions/0064-a-launch-reads-back-nothing-it-knows.md).
  */
 export async function openStepLog(
   bus: Bus,
