@@ -35,11 +35,16 @@
  * requests in Chinese, so the compile on the way searches and assembles a real context instead
  * of an empty project's.
  *
+ * `--messages` also lists every NATS message of the measured launches by kind (JetStream
+ * publishes, deliveries and acks, API calls such as direct gets and consumers made and removed,
+ * requests, answers, republished frames, advisories), per launch, from a subscriber on `>`
+ * (support/launch-messages.ts); its copies add to nats-server's CPU in that run.
+ *
  * `--pause-ms` waits that long after each measured launch, as an author reads a reply before the
  * next message: what a launch costs once the stack has been quiet (the CPU and system calls per
  * launch then include the quiet time's; for CPU, read the line net of the idle rate).
  *
- *   node test/load/launch-path.ts [--runs 15] [--warmup 200] [--pause-ms 0] [--one-session] [--novel] [--untraced] [--idle-ms 5000] [--env KEY=VALUE ...]
+ *   node test/load/launch-path.ts [--runs 15] [--warmup 200] [--pause-ms 0] [--one-session] [--novel] [--untraced] [--messages] [--idle-ms 5000] [--env KEY=VALUE ...]
  */
 import { parseArgs } from 'node:util';
 import { AUTHOR_REQUESTS } from '../support/chinese-project.ts';
@@ -61,6 +66,7 @@ import {
   type SpanRow,
   summarizeLayouts,
 } from './support/launch-layout.ts';
+import { type MessageSniffer, sniffMessages } from './support/launch-messages.ts';
 import { type ConnectionCounters, startPrivateNats } from './support/private-nats.ts';
 import {
   cpuMeter,
@@ -93,6 +99,7 @@ const { values } = parseArgs({
     novel: { type: 'boolean', default: false },
     'idle-ms': { type: 'string', default: '5000' },
     env: { type: 'string', multiple: true, default: [] },
+    messages: { type: 'boolean', default: false },
   },
 });
 const runs = Number(values.runs);
@@ -144,6 +151,9 @@ let statementsPerLaunch: Record<string, number> = {};
 let syscallsPerLaunch: Record<string, SyscallCounts> = {};
 let messagesPerLaunch: Record<string, { sent: number; received: number }> = {};
 let consumersLeft = 0;
+/** `--messages`: every message the server routed during the measured launches, by kind. */
+let sniffer: MessageSniffer | undefined;
+let messageKinds: Array<{ kind: string; perLaunch: number }> = [];
 let brokerRssFromKb = 0;
 let brokerRssGrowthMb = 0;
 /** CPU ms per second of the idle stack (services, nats-server, PostgreSQL, Redis). */
@@ -180,6 +190,7 @@ try {
       serversFrom = { postgres: namedProcessesCpuMs('postgres'), redis: namedProcessesCpuMs('redis-server') };
       statementsFrom = await statementCounts(bench.stack.services);
       syscallsFrom = syscallsOf(bench.pids());
+      if (values.messages) sniffer = await sniffMessages(nats.url, bench.stack.namespace);
     }
     receiver?.clear();
     const trace = await streamRun(
@@ -242,6 +253,7 @@ try {
     redis: rounded((namedProcessesCpuMs('redis-server') - serversFrom.redis) / runs),
   };
   messagesPerLaunch = perLaunchMessages(countedFrom, await nats.connections(), runs);
+  messageKinds = (await sniffer?.stop(runs)) ?? [];
   consumersLeft = await eventsConsumers(nats.url, bench.stack.namespace);
   brokerRssGrowthMb = rounded((rssKb(nats.pid) - brokerRssFromKb) / 1024);
 } finally {
@@ -302,6 +314,13 @@ const messageRows = Object.entries(messagesPerLaunch).map(
 console.log(
   `NATS messages per launch, sent / received: ${messageRows.join(', ')}; consumers on EVENTS after the launches: ${consumersLeft}, nats-server RSS grew ${brokerRssGrowthMb} MB`,
 );
+if (values.messages) {
+  console.log(
+    `NATS messages per launch by kind (a subscriber on > saw them all; nats-server's CPU above includes its copies): ${messageKinds
+      .map((row) => `${row.kind} ${row.perLaunch}`)
+      .join(', ')}`,
+  );
+}
 console.log(
   `PostgreSQL statements per launch: ${Object.entries(statementsPerLaunch)
     .map(([service, count]) => `${service} ${count}`)
@@ -355,6 +374,7 @@ console.log(
     cpu_ms_per_launch_above_idle: aboveIdle,
     ms_per_launch: rounded(launchesMs / runs),
     nats_messages_per_launch: messagesPerLaunch,
+    ...(values.messages ? { nats_messages_by_kind: messageKinds } : {}),
     statements_per_launch: statementsPerLaunch,
     syscalls_per_launch: syscallsPerLaunch,
     events_consumers_after: consumersLeft,
