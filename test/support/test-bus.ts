@@ -26,3 +26,23 @@ export async function closeTestBus(bus: Bus | undefined): Promise<void> {
   await Promise.allSettled([runs, tasks, events].map((stream) => bus.jsm.streams.delete(stream)));
   await bus.close();
 }
+
+/**
+ * Counts the stored-message gets (`next_by_subj`, `last_by_subj`) a test's code makes on `bus`,
+ * on the real connection: each is one request to the server. `restore` puts the method back.
+ */
+export function countStoredGets(bus: Bus): { count: number; restore(): void } {
+  const streams = bus.jsm.streams;
+  const getMessage = streams.getMessage.bind(streams);
+  const counter = {
+    count: 0,
+    restore: () => {
+      streams.getMessage = getMessage;
+    },
+  };
+  streams.getMessage = (...args) => {
+    counter.count++;
+    return getMessage(...args);
+  };
+  return counter;
+}

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventEnvelope, frame, type SseFrame } from '@quill/contracts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { closeTestBus, openTestBus } from '../../../test/support/test-bus.ts';
+import { closeTestBus, countStoredGets, openTestBus } from '../../../test/support/test-bus.ts';
 import { type Bus, InvalidEnvelopeError, publishFrame, readOrdered, readStored } from '../src/index.ts';
 
 // A namespace of its own: one test counts the consumers on its EVENTS stream.
@@ -81,12 +81,7 @@ describe('readStored and readOrdered', () => {
       if (index % 2 === 0) await publishFrame(bus, textFrame(randomUUID(), `other ${index}`));
     }
     // Requests counted on the real connection: each direct get is one.
-    const gets = { count: 0 };
-    const getMessage = bus.jsm.streams.getMessage.bind(bus.jsm.streams);
-    bus.jsm.streams.getMessage = (...args) => {
-      gets.count++;
-      return getMessage(...args);
-    };
+    const gets = countStoredGets(bus);
     const read = (subject: string, few: number, settled: boolean) =>
       readStored(bus, { stream: names.streams.events, subject, schema: EventEnvelope, few, settled });
     try {
@@ -112,7 +107,7 @@ describe('readStored and readOrdered', () => {
       ]);
       expect(gets.count).toBe(2);
     } finally {
-      bus.jsm.streams.getMessage = getMessage;
+      gets.restore();
     }
   });
 

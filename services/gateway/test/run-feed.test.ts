@@ -2,7 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { type Bus, connectBus, ensureStreams, publishFrame, republishesTo } from '@quill/bus';
 import { frame } from '@quill/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeTestBus, openTestBus, TEST_STREAM_SETTINGS } from '../../../test/support/test-bus.ts';
+import {
+  closeTestBus,
+  countStoredGets,
+  openTestBus,
+  TEST_STREAM_SETTINGS,
+} from '../../../test/support/test-bus.ts';
 import { testUrls, uniqueName } from '../../../test/support/urls.ts';
 import { createRunFeeds, type FeedSubscription } from '../src/run-feed.ts';
 import { ownFeedItem } from '../src/run-feed-state.ts';
@@ -103,12 +108,7 @@ describe.each(['live', 'tap'] as const)('run feeds (%s), fanned out to the strea
     const stored = await publishFrame(bus, started);
     // Stored after the launch's first frame, before its stream opened.
     const seqs = await publishTexts(runId, ['a']);
-    const gets = { count: 0 };
-    const getMessage = bus.jsm.streams.getMessage.bind(bus.jsm.streams);
-    bus.jsm.streams.getMessage = (...args) => {
-      gets.count++;
-      return getMessage(...args);
-    };
+    const gets = countStoredGets(bus);
     try {
       const stream = feeds.subscribe(
         runId,
@@ -134,7 +134,7 @@ describe.each(['live', 'tap'] as const)('run feeds (%s), fanned out to the strea
       stream.close();
       again.close();
     } finally {
-      bus.jsm.streams.getMessage = getMessage;
+      gets.restore();
     }
   });
 

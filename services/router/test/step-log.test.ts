@@ -3,7 +3,7 @@ import { publishEnvelope, subscribePublished } from '@quill/bus';
 import { StepRecordEnvelope } from '@quill/contracts';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeTestBus, openTestBus } from '../../../test/support/test-bus.ts';
+import { closeTestBus, countStoredGets, openTestBus } from '../../../test/support/test-bus.ts';
 import { openStepLog } from '../src/step-log.ts';
 import { result } from './workflow-fixtures.ts';
 
@@ -69,12 +69,7 @@ describe('the router’s step log', () => {
     const runId = randomUUID();
     // A record stored before the log opens: only a read by sequence could find it.
     await dispatched(runId, 0);
-    const gets = { count: 0 };
-    const getMessage = bus.jsm.streams.getMessage.bind(bus.jsm.streams);
-    bus.jsm.streams.getMessage = (...args) => {
-      gets.count++;
-      return getMessage(...args);
-    };
+    const gets = countStoredGets(bus);
     try {
       const first = await openStepLog(bus, runId, logger, { storedBefore: Promise.resolve(false) });
       try {
@@ -102,7 +97,7 @@ describe('the router’s step log', () => {
         openStepLog(bus, runId, logger, { storedBefore: Promise.reject(new Error('take failed')) }),
       ).rejects.toThrow('take failed');
     } finally {
-      bus.jsm.streams.getMessage = getMessage;
+      gets.restore();
     }
   });
 
