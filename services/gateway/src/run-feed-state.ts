@@ -47,8 +47,12 @@ export function toFeedItem(subject: string, seq: number, data: Uint8Array, pendi
   }
 }
 
-/** A frame the caller stored itself (a launch's `run_started`), as a feed holds it. */
-export function ownFeedItem(subject: string, seq: number, envelope: EventEnvelope): FeedItem {
+/**
+ * A frame the caller stored itself (a launch's `run_started`), as a feed holds it: checked by the
+ * schema as the publish and a read of it both do, so its SSE text is the one a resume shows.
+ */
+export function ownFeedItem(subject: string, seq: number, stored: EventEnvelope): FeedItem {
+  const envelope = EventEnvelope.parse(stored);
   return { seq, item: { seq, subject, pending: 0, envelope }, sse: encodeSseFrame(envelope.frame, seq) };
 }
 

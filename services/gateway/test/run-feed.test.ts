@@ -110,11 +110,8 @@ describe.each(['live', 'tap'] as const)('run feeds (%s), fanned out to the strea
     const seqs = await publishTexts(runId, ['a']);
     const gets = countStoredGets(bus);
     try {
-      const stream = feeds.subscribe(
-        runId,
-        0,
-        ownFeedItem(bus.names.events(runId), stored.seq, { v: 1, frame: started }),
-      );
+      const seeded = ownFeedItem(bus.names.events(runId), stored.seq, { v: 1, frame: started });
+      const stream = feeds.subscribe(runId, 0, seeded);
       await stream.ready;
       // Read after the first frame only: `a`, then the get that finds nothing more.
       expect(gets.count).toBe(2);
@@ -131,8 +128,14 @@ describe.each(['live', 'tap'] as const)('run feeds (%s), fanned out to the strea
         [seqs[0], 'a'],
         [more[0], 'b'],
       ]);
+      // Another gateway reads it back from EVENTS: the same SSE text, byte for byte.
+      const elsewhere = createRunFeeds(bus).subscribe(runId, 0);
+      const readBack = await elsewhere[Symbol.asyncIterator]().next();
+      expect(readBack.value?.seq).toBe(stored.seq);
+      expect(readBack.value?.sse).toBe(seeded.sse);
       stream.close();
       again.close();
+      elsewhere.close();
     } finally {
       gets.restore();
     }
