@@ -1,7 +1,13 @@
 import { type Bus, decodeEnvelope, InvalidEnvelopeError, nextStored, type OrderedItem } from '@quill/bus';
-import { EventEnvelope, encodeSseFrame } from '@quill/contracts';
+import { EventEnvelope, encodeSseFrame, type SseFrame } from '@quill/contracts';
 
 type EventItem = OrderedItem<EventEnvelope>;
+
+/** A frame the caller stored itself (a launch's `run_started`), with the sequence its publish got. */
+export interface OwnFrame {
+  readonly seq: number;
+  readonly frame: SseFrame;
+}
 
 /** A stored frame as the relay writes it, encoded once however many streams show it. */
 export interface FeedItem {
@@ -39,21 +45,15 @@ const MAX_RETAINED = 4096;
 
 export function toFeedItem(subject: string, seq: number, data: Uint8Array, pending = 0): FeedItem {
   try {
-    const envelope = decodeEnvelope(EventEnvelope, subject, data);
-    return { seq, item: { seq, subject, pending, envelope }, sse: encodeSseFrame(envelope.frame, seq) };
+    return heldItem(subject, seq, pending, decodeEnvelope(EventEnvelope, subject, data));
   } catch (error) {
     if (!(error instanceof InvalidEnvelopeError)) throw error;
     return { seq, item: { seq, subject, pending, envelope: undefined, invalid: error }, sse: undefined };
   }
 }
 
-/**
- * A frame the caller stored itself (a launch's `run_started`), as a feed holds it: checked by the
- * schema as the publish and a read of it both do, so its SSE text is the one a resume shows.
- */
-export function ownFeedItem(subject: string, seq: number, stored: EventEnvelope): FeedItem {
-  const envelope = EventEnvelope.parse(stored);
-  return { seq, item: { seq, subject, pending: 0, envelope }, sse: encodeSseFrame(envelope.frame, seq) };
+function heldItem(subject: string, seq: number, pending: number, envelope: EventEnvelope): FeedItem {
+  return { seq, item: { seq, subject, pending, envelope }, sse: encodeSseFrame(envelope.frame, seq) };
 }
 
 /** The first stored frame of the run after `afterSeq`, or undefined when there is none yet. */
@@ -69,7 +69,8 @@ async function storedAfter(bus: Bus, subject: string, afterSeq: number): Promise
  * then on can be missed; the stored frames are read after it, so nothing falls in between.
  * `first`, the run's first stored frame when the caller stored it itself (a launch), is held
  * from the start, so the read begins after it instead of reading it back
- * (docs/decisions/0064-a-launch-reads-back-nothing-it-knows.md).
+ * (docs/decisions/0064-a-launch-reads-back-nothing-it-knows.md). It goes through the envelope's
+ * schema as its publish and any read of it do, so its SSE text is the one a resume shows.
  */
 export function openFeed(
   bus: Bus,
@@ -77,10 +78,13 @@ export function openFeed(
   startAfter: number,
   attach: (feed: Feed) => Promise<void>,
   onClosed: () => void,
-  first?: FeedItem,
+  first?: OwnFrame,
 ): Feed {
   const subject = bus.names.events(runId);
-  const history: FeedItem[] = first && first.seq > startAfter ? [first] : [];
+  const history: FeedItem[] =
+    first && first.seq > startAfter
+      ? [heldItem(subject, first.seq, 0, EventEnvelope.parse({ v: 1, frame: first.frame }))]
+      : [];
   /** Every stored frame after this sequence is in `history` or still to come. */
   let coveredFrom = startAfter;
   let started = false;

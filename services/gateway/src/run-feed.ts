@@ -1,14 +1,14 @@
 import { type Bus, lastSequence, readOrderedRaw, republishesTo, subscribeRepublished } from '@quill/bus';
-import { type Feed, type FeedItem, type FeedSubscription, openFeed, toFeedItem } from './run-feed-state.ts';
+import { type Feed, type FeedSubscription, type OwnFrame, openFeed, toFeedItem } from './run-feed-state.ts';
 
-export type { FeedItem, FeedSubscription } from './run-feed-state.ts';
+export type { FeedItem, FeedSubscription, OwnFrame } from './run-feed-state.ts';
 
 export interface RunFeeds {
   /**
    * The run's frames after `afterSeq`, in order, live until `close()`. `first`: the run's first
    * frame, stored by the caller itself (a launch streaming its own run), so it is not read back.
    */
-  subscribe(runId: string, afterSeq: number, first?: FeedItem): FeedSubscription;
+  subscribe(runId: string, afterSeq: number, first?: OwnFrame): FeedSubscription;
 }
 
 /**

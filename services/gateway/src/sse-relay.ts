@@ -13,7 +13,7 @@ import { quillMetrics } from '@quill/telemetry';
 import type { FastifyReply, FastifyBaseLogger as Logger } from 'fastify';
 import type { Heartbeats } from './heartbeats.ts';
 import { endRunIfUnfinished, type FallbackRequestOptions } from './run-fallback.ts';
-import type { FeedItem, RunFeeds } from './run-feed.ts';
+import type { OwnFrame, RunFeeds } from './run-feed.ts';
 import type { RunWatch } from './run-watch.ts';
 import { drained, startSseResponse, writeSseEvent } from './sse-write.ts';
 
@@ -22,7 +22,7 @@ export interface RelayOptions {
   /** Resume after this stream sequence (the client's Last-Event-ID); 0 = from the beginning. */
   afterSeq: number;
   /** The run's first frame, when this request stored it (a launch): not read back from EVENTS. */
-  first?: FeedItem;
+  first?: OwnFrame;
   heartbeats: Heartbeats;
   /** Extra response headers, e.g. the trace id an operator can look the run up by. */
   headers?: Record<string, string | string[]>;

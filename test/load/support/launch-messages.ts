@@ -24,8 +24,8 @@ const STORED = /^(run\.<id>\.(events|steps|usage)|runs\.start\.<id>|task\..+)$/;
  */
 export function messageKind(subject: string, reply: string | undefined, namespace: string): string {
   const prefix = namespace ? `${namespace}.` : '';
-  const streamName = (name: string | undefined) =>
-    (name ?? '?').replace(namespace ? new RegExp(`^${namespace.toUpperCase()}_`) : /^$/, '');
+  const streamPrefix = namespace ? `${namespace.toUpperCase()}_` : '';
+  const streamName = (name = '?') => (name.startsWith(streamPrefix) ? name.slice(streamPrefix.length) : name);
   const tokens = subject.split('.');
   if (subject.startsWith('$JS.API.')) {
     // $JS.API.STREAM.MSG.GET.<stream>, $JS.API.CONSUMER.CREATE.<stream>[.…], $JS.API.DIRECT.GET.<stream>[.…]

@@ -6,7 +6,6 @@ import { requireUser } from '../auth.ts';
 import type { Heartbeats } from '../heartbeats.ts';
 import { parseInput } from '../http-errors.ts';
 import { modelRouteLimit } from '../rate-limit.ts';
-import { ownFeedItem } from '../run-feed-state.ts';
 import { createRunLauncher } from '../run-launcher.ts';
 import type { RunWatch } from '../run-watch.ts';
 import { headersSetOn, relayRunEvents } from '../sse-relay.ts';
@@ -39,10 +38,7 @@ export function registerAgentRoutes(
       {
         runId: run.runId,
         afterSeq: 0,
-        first: ownFeedItem(dependencies.bus.names.events(run.runId), run.runStarted.seq, {
-          v: 1,
-          frame: run.runStarted.frame,
-        }),
+        first: run.runStarted,
         heartbeats: streaming.heartbeats,
         // What hooks set on the reply (CORS) goes out too, as the relay writes the head itself.
         headers: {
