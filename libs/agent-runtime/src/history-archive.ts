@@ -17,11 +17,18 @@ export interface HistoryArchiveWrite {
  * started after the model request went out, so it is never on the way to the first token, and
  * awaited before the step's first tool call (the summary in this step's prompt tells the model
  * to read the archive with query_files) and before the step ends. A failure is logged and left to
- * the session's next step, which finds the section still unwritten.
+ * the session's next step, which finds the section still unwritten. A session whose history was
+ * never compacted (the compile said so) has no section: nothing is read.
  */
-export function createHistoryArchiveWrite(pool: Pool, task: TaskEnvelope, log: Logger): HistoryArchiveWrite {
+export function createHistoryArchiveWrite(
+  pool: Pool,
+  task: TaskEnvelope,
+  log: Logger,
+  session: { compacted?: boolean | undefined } = {},
+): HistoryArchiveWrite {
   let running: Promise<void> | undefined;
   const start = () => {
+    if (session.compacted === false) running ??= Promise.resolve();
     running ??= writeHistoryArchive(pool, {
       sessionId: task.session_id,
       projectId: task.project_id,

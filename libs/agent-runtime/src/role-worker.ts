@@ -124,7 +124,7 @@ export function createRoleTaskHandler(dependencies: RoleWorkerDependencies) {
       const epoch = redelivered ? await settled(() => bumpRunEpoch(pool, task.run_id)) : run.epoch;
       if (epoch === null) return ack;
       // A step that had finished needs neither: its journaled result only has to be published.
-      let prepared: Pick<StepRun, 'messages' | 'definition'> | undefined;
+      let prepared: Pick<StepRun, 'messages' | 'definition' | 'historyCompacted'> | undefined;
       if (!journal?.result) {
         const [context, definition] = await Promise.all([compiling, defining]);
         if ('failure' in context) {
@@ -133,7 +133,11 @@ export function createRoleTaskHandler(dependencies: RoleWorkerDependencies) {
           await publishResult(task, failedBeforeStart(task, dependencies.instanceId, context.failure));
           return ack;
         }
-        prepared = { messages: context.messages, definition };
+        prepared = {
+          messages: context.messages,
+          definition,
+          ...(context.compacted === undefined ? {} : { historyCompacted: context.compacted }),
+        };
       }
       log.info(
         { role: task.role, delivery: delivery.deliveryCount, resumed_turn: journal?.turn },

@@ -9,8 +9,11 @@ import {
 } from '@quill/contracts';
 import type { Logger } from 'pino';
 
-/** The step's compiled context, or the code the step fails with when there is none. */
-export type StepContext = { messages: ChatMessage[] } | { failure: ErrorCode };
+/**
+ * The step's compiled context (and whether its session's history was ever compacted, when the
+ * context service said), or the code the step fails with when there is none.
+ */
+export type StepContext = { messages: ChatMessage[]; compacted?: boolean } | { failure: ErrorCode };
 
 /** What the worker asks `context.compile` for one task: the task is the reference. */
 export function compileRequestOf(task: TaskEnvelope, redelivered: boolean): ContextCompileRequest {
@@ -52,7 +55,13 @@ export function compileStepContext(
       retryReply: isReplicaFailure,
     },
   ).then(
-    (compiled): StepContext => (compiled.ok ? { messages: compiled.messages } : { failure: compiled.code }),
+    (compiled): StepContext =>
+      compiled.ok
+        ? {
+            messages: compiled.messages,
+            ...(compiled.compacted === undefined ? {} : { compacted: compiled.compacted }),
+          }
+        : { failure: compiled.code },
     (error: unknown): StepContext => {
       dependencies.logger.error({ err: error }, 'context compile failed');
       return { failure: 'context_unavailable' };

@@ -23,6 +23,8 @@ export interface StepRun {
   task: TaskEnvelope;
   /** The step's compiled context (context.compile, asked by the worker for this task). */
   messages: ChatMessage[];
+  /** Whether the session's history was ever compacted, as the compile said; undefined: not known. */
+  historyCompacted?: boolean;
   /** The role definition the step runs with (its session's pin). */
   definition: AppliedDefinition;
   epoch: number;
@@ -123,7 +125,7 @@ export async function runStepTurns(
   });
   const usage = createUsageReporter(dependencies.bus, task, attempt, log);
   const turnDependencies = { emitter, state: tools, runId, saveFileBody: store.saveFileBody };
-  const archive = createHistoryArchiveWrite(pool, task, log);
+  const archive = createHistoryArchiveWrite(pool, task, log, { compacted: run.historyCompacted });
 
   const ports: StepPorts = {
     model: {

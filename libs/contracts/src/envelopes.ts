@@ -191,7 +191,15 @@ export const ContextCompileRequest = z.object({
 export type ContextCompileRequest = z.infer<typeof ContextCompileRequest>;
 
 export const ContextCompileReply = z.discriminatedUnion('ok', [
-  z.object({ v: v1, ok: z.literal(true), messages: z.array(ChatMessage) }),
+  z.object({
+    v: v1,
+    ok: z.literal(true),
+    messages: z.array(ChatMessage),
+    // Whether the session's history has ever been compacted (a compaction row exists after this
+    // compile). False tells the worker its session has no history-archive section to write, so
+    // it skips that read; absent (a reused prompt, an older replica) means not known.
+    compacted: z.boolean().optional(),
+  }),
   ReplyError,
 ]);
 export type ContextCompileReply = z.infer<typeof ContextCompileReply>;

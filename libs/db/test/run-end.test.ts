@@ -2,10 +2,23 @@ import type { Phase } from '@quill/contracts';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testUrls } from '../../../test/support/urls.ts';
-import { createProject, createSession, createUser } from '../src/gateway/index.ts';
-import { type FinishRunInput, getActiveRunForSession } from '../src/index.ts';
-import { createRun, endRunAndSession, finishRun, setSessionPhase } from '../src/router/index.ts';
-import type { RunEnd } from '../src/router/run-end.ts';
+import {
+  createFile,
+  createProject,
+  createSession,
+  createUser,
+  recordAiArtifact,
+} from '../src/gateway/index.ts';
+import { type FinishRunInput, getActiveRunForSession, sessionAwaitsAcceptance } from '../src/index.ts';
+import {
+  appendMessage,
+  createRun,
+  endRunAndSession,
+  finishRun,
+  mergeMessageRouting,
+  setSessionPhase,
+} from '../src/router/index.ts';
+import type { RunEnd, RunEndOptions } from '../src/router/run-end.ts';
 import { createTestDatabase, type TestDatabase } from '../src/testing.ts';
 
 let database: TestDatabase;
@@ -32,10 +45,16 @@ interface Scenario {
   other: { phase: Phase; openedAfter: boolean } | null;
   to: FinishRunInput['phase'];
   flag: boolean | undefined;
+  /** AI output an earlier run of the session left: undecided (open) or accepted. */
+  artifact: 'open' | 'accepted' | null;
+  reply: { content: string; breadcrumbs?: unknown } | undefined;
+  acceptance: boolean;
+  /** The routing outcome for the author's message (which the scenario writes), or none. */
+  routed: boolean;
 }
 
 /** The scenario's rows, in a session of its own; returns this run's and its session's ids. */
-async function build(scenario: Scenario): Promise<{ runId: string; sessionId: string }> {
+async function build(scenario: Scenario): Promise<{ runId: string; sessionId: string; messageId: string }> {
   const { pool } = database;
   const sessionId = (await createSession(pool, { projectId, userId, title: 'end' })).sessionId;
   const open = async (phase: Phase) => {
@@ -54,26 +73,66 @@ async function build(scenario: Scenario): Promise<{ runId: string; sessionId: st
       [otherId, runId],
     );
   }
+  if (scenario.artifact) {
+    const earlier = await open('done');
+    const file = await createFile(pool, { projectId, title: 'draft', fileType: 'chapter', content: '雨夜' });
+    await recordAiArtifact(pool, {
+      projectId,
+      runId: earlier,
+      fileId: null,
+      textFileId: file.id,
+      placement: 'draft',
+      version: 1,
+      baseVersion: null,
+    });
+    if (scenario.artifact === 'accepted')
+      await pool.query("UPDATE artifacts SET state = 'accepted' WHERE run_id = $1", [earlier]);
+  }
+  const messageId = crypto.randomUUID();
+  await appendMessage(pool, { id: messageId, sessionId, runId, role: 'user', content: '写第一章' });
   if (scenario.sessionPhase) {
     await pool.query(
       'INSERT INTO session_phases (session_id, phase, clarification_pending) VALUES ($1, $2, $3)',
       [sessionId, scenario.sessionPhase, scenario.clarificationPending],
     );
   }
-  return { runId, sessionId };
+  return { runId, sessionId, messageId };
 }
 
-/** The reference: the run's end as separate reads and compare-and-sets. */
+/**
+ * The reference: the run's end as separate reads and compare-and-sets, then, for a run it moved,
+ * the reply appended and the acceptance read on their own (as the router did before they joined
+ * the end's statement).
+ */
 async function endStepByStep(
   run: { runId: string; sessionId: string },
   input: FinishRunInput,
-  options: { clarificationPending?: boolean },
+  options: RunEndOptions,
 ): Promise<RunEnd> {
-  const write = await finishRun(database.pool, run.runId, input);
-  if (write.kind !== 'applied' || write.from === 'idle') return { run: write, session: undefined };
-  const other = await getActiveRunForSession(database.pool, run.sessionId);
-  if (other && other.runId !== run.runId) return { run: write, session: undefined };
-  return { run: write, session: await setSessionPhase(database.pool, run.sessionId, input.phase, options) };
+  const { pool } = database;
+  if (options.routing) await mergeMessageRouting(pool, options.routing.messageId, options.routing.patch);
+  const write = await finishRun(pool, run.runId, input);
+  if (write.kind !== 'applied')
+    return { run: write, session: undefined, replyStored: false, awaitsAcceptance: false };
+  if (options.reply)
+    await appendMessage(pool, {
+      sessionId: run.sessionId,
+      runId: run.runId,
+      role: 'assistant',
+      ...options.reply,
+    });
+  const alongside = {
+    replyStored: options.reply !== undefined,
+    awaitsAcceptance: options.acceptance === true && (await sessionAwaitsAcceptance(pool, run.sessionId)),
+  };
+  if (write.from === 'idle') return { run: write, session: undefined, ...alongside };
+  const other = await getActiveRunForSession(pool, run.sessionId);
+  if (other && other.runId !== run.runId) return { run: write, session: undefined, ...alongside };
+  return {
+    run: write,
+    session: await setSessionPhase(pool, run.sessionId, input.phase, options),
+    ...alongside,
+  };
 }
 
 /** What the end left: the run's row (its end columns) and the session's phase row. */
@@ -87,7 +146,11 @@ async function state(run: { runId: string; sessionId: string }) {
     'SELECT phase, clarification_pending FROM session_phases WHERE session_id = $1',
     [run.sessionId],
   );
-  return { run: runs[0], session: sessions[0] ?? null };
+  const { rows: replies } = await database.pool.query(
+    `SELECT role, content, breadcrumbs, routing FROM messages WHERE run_id = $1 ORDER BY created_at`,
+    [run.runId],
+  );
+  return { run: runs[0], session: sessions[0] ?? null, replies };
 }
 
 const phase = fc.constantFrom(...RUN_PHASES);
@@ -98,6 +161,19 @@ const scenario: fc.Arbitrary<Scenario> = fc.record({
   other: fc.option(fc.record({ phase, openedAfter: fc.boolean() }), { nil: null }),
   to: fc.constantFrom('done', 'error', 'waiting_user'),
   flag: fc.option(fc.boolean(), { nil: undefined }),
+  artifact: fc.constantFrom('open' as const, 'accepted' as const, null),
+  reply: fc.option(
+    fc.record(
+      {
+        content: fc.constantFrom('', '第一章写好了。'),
+        breadcrumbs: fc.constant([{ file: '第一章', op: 'created' }]),
+      },
+      { requiredKeys: ['content'] },
+    ),
+    { nil: undefined },
+  ),
+  acceptance: fc.boolean(),
+  routed: fc.boolean(),
 });
 
 describe('ending a run in one statement', () => {
@@ -112,10 +188,18 @@ describe('ending a run in one statement', () => {
           toolCalls: 1,
           ...(given.to === 'error' ? { errorCode: 'model_error' } : {}),
         };
-        const options = given.flag === undefined ? {} : { clarificationPending: given.flag };
+        const options: RunEndOptions = {
+          ...(given.flag === undefined ? {} : { clarificationPending: given.flag }),
+          ...(given.reply ? { reply: given.reply } : {}),
+          acceptance: given.acceptance,
+        };
         const [one, reference] = [await build(given), await build(given)];
-        const ended = await endRunAndSession(database.pool, one, input, options);
-        const expected = await endStepByStep(reference, input, options);
+        const routing = (run: { messageId: string }) =>
+          given.routed
+            ? { routing: { messageId: run.messageId, patch: { outcome: { reason: 'completed' } } } }
+            : {};
+        const ended = await endRunAndSession(database.pool, one, input, { ...options, ...routing(one) });
+        const expected = await endStepByStep(reference, input, { ...options, ...routing(reference) });
         expect(ended).toEqual(expected);
         expect(await state(one)).toEqual(await state(reference));
       }),
@@ -131,23 +215,62 @@ describe('ending a run in one statement', () => {
       other: null,
       to: 'done',
       flag: undefined,
+      artifact: null,
+      reply: undefined,
+      acceptance: false,
+      routed: false,
     });
     const input: FinishRunInput = { phase: 'done', stopReason: 'completed', modelCalls: 1, toolCalls: 0 };
-    expect(await endRunAndSession(database.pool, run, input)).toEqual({
+    expect(await endRunAndSession(database.pool, run, input, { reply: { content: '写好了。' } })).toEqual({
       run: { kind: 'applied', from: 'running', to: 'done' },
       session: { kind: 'applied', from: 'running', to: 'done' },
+      replyStored: true,
+      awaitsAcceptance: false,
     });
     expect(await state(run)).toMatchObject({
       run: { phase: 'done', ended: true },
       session: { phase: 'done' },
     });
-    expect(await endRunAndSession(database.pool, run, input)).toEqual({
+    // A takeover that finds the run ended stores the reply no second time.
+    expect(await endRunAndSession(database.pool, run, input, { reply: { content: '写好了。' } })).toEqual({
       run: { kind: 'unchanged', phase: 'done' },
       session: undefined,
+      replyStored: false,
+      awaitsAcceptance: false,
     });
+    expect((await state(run)).replies).toEqual([
+      { role: 'user', content: '写第一章', breadcrumbs: null, routing: null },
+      { role: 'assistant', content: '写好了。', breadcrumbs: null, routing: null },
+    ]);
     expect(await endRunAndSession(database.pool, { ...run, runId: crypto.randomUUID() }, input)).toEqual({
       run: { kind: 'missing' },
       session: undefined,
+      replyStored: false,
+      awaitsAcceptance: false,
+    });
+  });
+
+  it('answers whether AI output of the session waits for the author, only when asked', async () => {
+    const given: Scenario = {
+      runPhase: 'running',
+      sessionPhase: 'running',
+      clarificationPending: false,
+      other: null,
+      to: 'done',
+      flag: undefined,
+      artifact: 'open',
+      reply: undefined,
+      acceptance: true,
+      routed: false,
+    };
+    const input: FinishRunInput = { phase: 'done', stopReason: 'completed', modelCalls: 1, toolCalls: 0 };
+    const asked = await endRunAndSession(database.pool, await build(given), input, { acceptance: true });
+    expect(asked).toMatchObject({ replyStored: false, awaitsAcceptance: true });
+    const unasked = await endRunAndSession(database.pool, await build(given), input);
+    expect(unasked).toMatchObject({ replyStored: false, awaitsAcceptance: false });
+    const decided = await build({ ...given, artifact: 'accepted' });
+    expect(await endRunAndSession(database.pool, decided, input, { acceptance: true })).toMatchObject({
+      awaitsAcceptance: false,
     });
   });
 });

@@ -118,6 +118,7 @@ export function createContextCompiler(dependencies: CompilerDependencies) {
     }
 
     let plan = planHistoryWindow(historyInput(inputs, prompt, settings, count));
+    const compacted = inputs.compaction !== null || plan.kind === 'compact';
     if (plan.kind === 'compact') {
       const boundary = await compactHistory(
         {
@@ -163,7 +164,7 @@ export function createContextCompiler(dependencies: CompilerDependencies) {
       });
     storing.add(stored);
     void stored.finally(() => storing.delete(stored));
-    return { v: 1, ok: true, messages };
+    return { v: 1, ok: true, messages, compacted };
   }
 
   function stepOf(request: ContextCompileRequest) {

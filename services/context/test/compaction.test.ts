@@ -81,6 +81,8 @@ describe('history compaction', () => {
     const request = await startTurn(database, turn, '继续写');
     const writer = await compile(request);
     if (!writer.ok) throw new Error(writer.code);
+    // The compile that compacted says so: the worker writes the archive section.
+    expect(writer.compacted).toBe(true);
 
     const summaries = fakeLlm.requests({ role: 'summarize' });
     expect(summaries).toHaveLength(1);
@@ -129,6 +131,7 @@ describe('history compaction', () => {
     // Another role in the same turn reuses the boundary: same prefix, no second summary.
     const reviewer = await compile({ ...request, role: 'quality_reviewer', step: 1 });
     if (!reviewer.ok) throw new Error(reviewer.code);
+    expect(reviewer.compacted).toBe(true);
     expect(JSON.stringify(reviewer.messages.slice(0, -1))).toBe(JSON.stringify(writer.messages.slice(0, -1)));
     expect(fakeLlm.requests({ role: 'summarize' })).toHaveLength(1);
   });
@@ -196,6 +199,8 @@ describe('history compaction', () => {
     if (!reply.ok) throw new Error(reply.code);
     expect(fakeLlm.requests({ role: 'summarize' })).toHaveLength(0);
     expect(await getLatestCompaction(database.pool, turn.sessionId)).toBeNull();
+    // Never compacted: the worker has no archive section to look for.
+    expect(reply.compacted).toBe(false);
     expect(JSON.stringify(reply.messages)).not.toContain('[此前对话摘要]');
     expect((await traceOf(database, request.run_id)).history.dropped_messages).toBeGreaterThan(0);
   });
@@ -218,6 +223,8 @@ describe('history compaction', () => {
     const request = await startTurn(database, turn, '第四轮要求：收尾');
     const reply = await compilerFor(database, {}, fakeLlmClient(fakeLlm.url))(request);
     if (!reply.ok) throw new Error(reply.code);
+    // Compacted by an earlier turn, not by this compile: still a session the worker looks at.
+    expect(reply.compacted).toBe(true);
     const text = JSON.stringify(reply.messages);
     expect(text).toContain('前两轮：雨夜的气氛改冷了。');
     expect(text).not.toContain('第1轮要求');

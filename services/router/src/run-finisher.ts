@@ -13,8 +13,6 @@ import {
   type StepResult,
   type UiLanguage,
 } from '@quill/contracts';
-import { sessionAwaitsAcceptance } from '@quill/db';
-import { appendMessage } from '@quill/db/router';
 import { type RedisClient, type RedisKeys, releaseRunSlots } from '@quill/redis';
 import { quillMetrics, SpanStatusCode, trace } from '@quill/telemetry';
 import type { Pool } from 'pg';
@@ -24,6 +22,7 @@ import type { PhaseWriter } from './phases/phase-writer.ts';
 import { archiveRun } from './phases/run-archive.ts';
 import { createdFiles, requestBlankFileRemoval } from './round-outcome.ts';
 import type { RunState } from './run-state.ts';
+import type { FinishExtras } from './workflow/workflow-runtime.ts';
 import { assistantReply, type FinishOutcome, toRunOutcome } from './workflow.ts';
 
 export interface FinisherDependencies {
@@ -49,7 +48,7 @@ export async function finishRunWith(
   state: RunState,
   outcome: FinishOutcome,
   logger: Logger,
-  extras: { reply?: string; blankFiles?: readonly string[]; outcomeStored?: Promise<void> } = {},
+  extras: Pick<FinishExtras, 'reply' | 'blankFiles' | 'routingOutcome'> = {},
 ): Promise<void> {
   const { bus, pool } = dependencies;
   // A clarification ends the run waiting for the author (docs/agent-behaviour.md): run and session rest in
@@ -94,11 +93,6 @@ export async function finishRunWith(
     logger.error({ err: error }, 'settlement failed; left to reconciliation');
   }
 
-  // The routing outcome (the next run's routing inherits from it) was written while the terminal
-  // frame and the settlement went out; it is in before the rest of the end is written. Should it
-  // have failed, the run is still `running`, so the router that takes it over finishes it again,
-  // this write included (the frames and the settlement it repeats are stored and made once).
-  await extras.outcomeStored;
   const results = [...state.results.values()];
   const refunded =
     billingDecision === 'refund' && outcome.terminal !== 'complete' ? createdFiles(results) : [];
@@ -113,6 +107,14 @@ export async function finishRunWith(
   ) {
     logger.info({ files: blank }, 'blank files of the round handed to a writer for removal');
   }
+  const reply = extras.reply ?? assistantReply(state);
+  // What the run did to files, for the next turn's history and working set.
+  const breadcrumbs = breadcrumbsFor(results);
+  // One statement: the run and session rows, the routing outcome on the author's message and the
+  // round's reply (the author's next run inherits the one and finds the other in its history),
+  // and whether AI output now waits for the author's acceptance. Should it fail, the run is
+  // still `running`, so the router that takes it over finishes it again, all of it included
+  // (the frames and the settlement it repeats are stored and made once).
   const ended = await dependencies.phases.endRun(
     { runId, sessionId: start.session_id },
     {
@@ -128,33 +130,19 @@ export async function finishRunWith(
       modelCalls: results.reduce((sum, result) => sum + result.model_calls, 0),
       toolCalls: results.reduce((sum, result) => sum + result.tool_calls, 0),
     },
-    waiting ? { clarificationPending: true } : {},
+    {
+      ...(waiting ? { clarificationPending: true } : {}),
+      ...(reply || breadcrumbs ? { reply: { content: reply, breadcrumbs } } : {}),
+      ...(extras.routingOutcome ? { routing: extras.routingOutcome } : {}),
+      acceptance: !waiting && outcome.terminal !== 'error',
+    },
   );
-  // AI output of this session left for the author to accept: the session waits for them, the run is over
-  // (docs/architecture.md "Phases", docs/kernel.md "Artifacts and acceptance").
-  const awaitAcceptance = async () => {
-    if (ended.kind !== 'applied' || waiting || outcome.terminal === 'error') return;
-    if (await sessionAwaitsAcceptance(pool, start.session_id)) {
-      await dependencies.phases.sessionAwaitsAcceptance({ runId, sessionId: start.session_id });
-    }
-  };
-  const recordReply = async () => {
-    if (ended.kind !== 'applied') return;
-    const reply = extras.reply ?? assistantReply(state);
-    // What the run did to files, for the next turn's history and working set.
-    const breadcrumbs = breadcrumbsFor(results);
-    if (reply || breadcrumbs)
-      await appendMessage(pool, {
-        sessionId: start.session_id,
-        runId,
-        role: 'assistant',
-        content: reply,
-        breadcrumbs,
-      });
-  };
-  // Independent writes, both before the lock goes: the author's next run must find the session's
-  // phase and this reply in its history.
-  await Promise.all([awaitAcceptance(), recordReply()]);
+  // AI output of this session left for the author to accept: the session waits for them, the run
+  // is over (docs/architecture.md "Phases", docs/kernel.md "Artifacts and acceptance"). Before the
+  // lock goes: the author's next run must find the session's phase.
+  if (ended.kind === 'applied' && ended.awaitsAcceptance) {
+    await dependencies.phases.sessionAwaitsAcceptance({ runId, sessionId: start.session_id });
+  }
   await releaseRunSlots(
     dependencies.redis,
     {

@@ -1,6 +1,7 @@
 import { lastStored } from '@quill/bus';
 import { BlankFilesTask, type StepResult } from '@quill/contracts';
 import { getRun } from '@quill/db';
+import { appendMessage } from '@quill/db/router';
 import { acquireSemaphore, acquireSessionLock, countSemaphore, getSessionLockHolder } from '@quill/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPhaseWriter } from '../src/phases/phase-writer.ts';
@@ -53,37 +54,69 @@ describe('run finisher', () => {
     expect(await countSemaphore(rig.redis, rig.keys.userSemaphore(start.user_id))).toBe(0);
   });
 
-  it('a routing outcome that could not be written leaves the run running for a takeover, lock held, no done', async () => {
+  it('the routing outcome and the reply are written with the run’s end; an end that failed leaves the run running for a takeover, lock held, no done', async () => {
     nextSettle = settled('charge');
     const start = await takenRun(rig);
+    const { pool } = rig.database;
+    await appendMessage(pool, {
+      id: start.message_id,
+      sessionId: start.session_id,
+      runId: start.run_id,
+      role: 'user',
+      content: start.message,
+    });
     const lockKey = rig.keys.sessionLock(start.session_id);
     await acquireSessionLock(rig.redis, lockKey, start.run_id, 60_000);
-    const lost = Promise.reject(new Error('connection terminated'));
-    lost.catch(() => undefined);
-
+    const extras = {
+      reply: '写好了。',
+      routingOutcome: { messageId: start.message_id, patch: { outcome: { reason: 'completed' } } },
+    };
+    // The end's statement fails (a dropped connection): nothing of it is written.
+    const phases = createPhaseWriter(pool, rig.logger);
+    const failing = {
+      ...phases,
+      endRun: () => Promise.reject(new Error('connection terminated')),
+    };
     await expect(
-      finishRunWith(dependencies(), start, emptyRunState, { terminal: 'complete' }, rig.logger, {
-        reply: '写好了。',
-        outcomeStored: lost,
-      }),
+      finishRunWith(
+        { ...dependencies(), phases: failing },
+        start,
+        emptyRunState,
+        { terminal: 'complete' },
+        rig.logger,
+        extras,
+      ),
     ).rejects.toThrow('connection terminated');
-
-    // The terminal frame and the settlement went out with the write; nothing after it did.
+    // The terminal frame and the settlement went out before it; nothing after it did.
     expect((await framesOf(rig, start.run_id)).map((frame) => frame.type)).toEqual(['workflow_complete']);
     expect(rig.settles.at(-1)).toMatchObject({ run_id: start.run_id });
-    expect(await getRun(rig.database.pool, start.run_id)).toMatchObject({ phase: 'running' });
+    expect(await getRun(pool, start.run_id)).toMatchObject({ phase: 'running' });
     expect(await getSessionLockHolder(rig.redis, lockKey)).toBe(start.run_id);
 
-    // The router that takes the run over finishes it again: the same terminal frame is stored once.
-    await finishRunWith(dependencies(), start, emptyRunState, { terminal: 'complete' }, rig.logger, {
-      reply: '写好了。',
-    });
+    // The router that takes the run over finishes it again: the same terminal frame is stored
+    // once, and the outcome and the reply land with the run's end.
+    await finishRunWith(dependencies(), start, emptyRunState, { terminal: 'complete' }, rig.logger, extras);
     expect((await framesOf(rig, start.run_id)).map((frame) => frame.type)).toEqual([
       'workflow_complete',
       'done',
     ]);
-    expect(await getRun(rig.database.pool, start.run_id)).toMatchObject({ phase: 'done' });
+    expect(await getRun(pool, start.run_id)).toMatchObject({ phase: 'done' });
     expect(await getSessionLockHolder(rig.redis, lockKey)).toBeNull();
+    const messages = async () =>
+      (
+        await pool.query<{ role: string; content: string; routing: unknown }>(
+          'SELECT role, content, routing FROM messages WHERE session_id = $1 ORDER BY created_at, seq',
+          [start.session_id],
+        )
+      ).rows;
+    const expected = [
+      { role: 'user', content: start.message, routing: { outcome: { reason: 'completed' } } },
+      { role: 'assistant', content: '写好了。', routing: null },
+    ];
+    expect(await messages()).toEqual(expected);
+    // A router finishing it once more (its ack lost) adds no second reply.
+    await finishRunWith(dependencies(), start, emptyRunState, { terminal: 'complete' }, rig.logger, extras);
+    expect(await messages()).toEqual(expected);
   });
 
   it('a refunded stop says how many credits came back, between the terminal frame and done', async () => {

@@ -1,6 +1,13 @@
 import { checkTransition, type Phase, type PhaseSubject, phasesLeadingTo } from '@quill/contracts';
 import { isUuid } from '../ids.ts';
 import type { Queryable } from '../pool.ts';
+import {
+  OPEN_ARTIFACT_STATES,
+  sessionAwaitsAcceptance,
+  sessionAwaitsAcceptanceSql,
+} from '../shared-tables/artifacts.ts';
+import { appendMessage, assistantReplyInsertSql, messageJson } from '../shared-tables/messages.ts';
+import { mergeMessageRouting, messageRoutingMergeSql } from '../shared-tables/routing.ts';
 import { type PhaseWrite, RUN_PHASE_SET_SQL, runPhaseColumnParams, setSessionPhase } from './phase-writes.ts';
 import {
   ACTIVE_RUN_PHASES,
@@ -18,6 +25,28 @@ export interface RunEnd {
    * another run of the session is active.
    */
   session: PhaseWrite | undefined;
+  /** The round's reply went into the session's history with the end: the run moved here. */
+  replyStored: boolean;
+  /** Asked for (`acceptance`), and the run moved here: AI output of the session waits for the author. */
+  awaitsAcceptance: boolean;
+}
+
+/** What a run's end writes and reads besides the phases, in the same statement. */
+export interface RunEndOptions {
+  clarificationPending?: boolean;
+  /**
+   * The round's reply (the assistant's message of the session's history), stored only by the end
+   * that moves the run: a repeated end (a takeover that finds the run ended) stores nothing.
+   */
+  reply?: { content: string; breadcrumbs?: unknown };
+  /** Whether to answer `awaitsAcceptance` (a run that ended in an error or a question does not ask). */
+  acceptance?: boolean;
+  /**
+   * The round's routing outcome, merged into the routing JSON of the author's message (the next
+   * run's routing inherits from it). Written with every end, a repeated one included: the merge
+   * is idempotent, and a run whose end failed is finished again by a takeover, this included.
+   */
+  routing?: { messageId: string; patch: Record<string, unknown> };
 }
 
 /**
@@ -29,14 +58,18 @@ export interface RunEnd {
  * the ones the step-by-step writes give (`unchanged` for a repeated end, `illegal` refused); a
  * compare-and-set that lost a race to a concurrent writer (the row was legal in the statement's
  * snapshot, not when it wrote) is done again step by step, which reads what that writer left.
+ * The round's routing outcome goes onto the author's message in the same statement, and its
+ * reply into the session's history, only if the run moved in it, so a router dying after the end
+ * cannot leave a finished round without either; whether AI output waits for the author is read
+ * alongside (docs/architecture.md "Phases").
  */
 export async function endRunAndSession(
   db: Queryable,
   run: { runId: string; sessionId: string },
   input: FinishRunInput,
-  options: { clarificationPending?: boolean } = {},
+  options: RunEndOptions = {},
 ): Promise<RunEnd> {
-  if (!isUuid(run.runId)) return { run: { kind: 'missing' }, session: undefined };
+  if (!isUuid(run.runId)) return { run: { kind: 'missing' }, session: undefined, ...NOTHING_ELSE };
   const to = input.phase;
   const { rows } = await db.query<{
     run_before: Phase;
@@ -45,6 +78,8 @@ export async function endRunAndSession(
     session_before: Phase | null;
     session_follows: boolean;
     session_written: boolean;
+    reply_stored: boolean;
+    awaits_acceptance: boolean;
   }>(
     `WITH found AS (
        SELECT phase, created_at FROM runs WHERE run_id = $1
@@ -66,13 +101,26 @@ export async function endRunAndSession(
        WHERE p.session_id = $9 AND (SELECT yes FROM follows)
          AND (p.phase = ANY($13::text[]) OR (p.phase = $2 AND $12::boolean IS NOT NULL))
        RETURNING p.session_id
+     ), routed AS (
+       ${messageRoutingMergeSql({ message: '$19::uuid', patch: '$20' })}
+     ), reply AS (
+       ${assistantReplyInsertSql({
+         session: '$9',
+         run: '$1',
+         content: '$15',
+         breadcrumbs: '$16::jsonb',
+         when: '$14::boolean AND EXISTS (SELECT 1 FROM run)',
+       })}
      )
      SELECT f.phase AS run_before,
        EXISTS (SELECT 1 FROM run) AS run_moved,
        EXISTS (SELECT 1 FROM sessions s WHERE s.session_id = $9) AS session_exists,
        (SELECT p.phase FROM session_phases p WHERE p.session_id = $9) AS session_before,
        (SELECT yes FROM follows) AS session_follows,
-       EXISTS (SELECT 1 FROM session) AS session_written
+       EXISTS (SELECT 1 FROM session) AS session_written,
+       EXISTS (SELECT 1 FROM reply) AS reply_stored,
+       $17::boolean AND EXISTS (SELECT 1 FROM run)
+         AND ${sessionAwaitsAcceptanceSql({ session: '$9', openStates: '$18' })} AS awaits_acceptance
      FROM found f`,
     [
       run.runId,
@@ -84,19 +132,29 @@ export async function endRunAndSession(
       ACTIVE_RUN_PHASES.includes(to),
       options.clarificationPending ?? null,
       phasesLeadingTo('session', to),
+      options.reply !== undefined,
+      options.reply?.content ?? '',
+      messageJson(options.reply?.breadcrumbs),
+      options.acceptance === true,
+      OPEN_ARTIFACT_STATES,
+      options.routing && isUuid(options.routing.messageId) ? options.routing.messageId : null,
+      options.routing ? JSON.stringify(options.routing.patch) : null,
     ],
   );
   const row = rows[0];
-  if (!row) return { run: { kind: 'missing' }, session: undefined };
+  if (!row) return { run: { kind: 'missing' }, session: undefined, ...NOTHING_ELSE };
   const runWrite = verdict('run', row.run_before, to, row.run_moved);
   if (runWrite === 'raced') return endStepByStep(db, run, input, options);
-  if (!row.session_follows) return { run: runWrite, session: undefined };
-  if (!row.session_exists) return { run: runWrite, session: { kind: 'missing' } };
+  const alongside = { replyStored: row.reply_stored, awaitsAcceptance: row.awaits_acceptance };
+  if (!row.session_follows) return { run: runWrite, session: undefined, ...alongside };
+  if (!row.session_exists) return { run: runWrite, session: { kind: 'missing' }, ...alongside };
   // A session without a phase row has never run: `idle`.
   const sessionWrite = verdict('session', row.session_before ?? 'idle', to, row.session_written);
-  if (sessionWrite !== 'raced') return { run: runWrite, session: sessionWrite };
-  return { run: runWrite, session: await setSessionPhase(db, run.sessionId, to, options) };
+  if (sessionWrite !== 'raced') return { run: runWrite, session: sessionWrite, ...alongside };
+  return { run: runWrite, session: await setSessionPhase(db, run.sessionId, to, options), ...alongside };
 }
+
+const NOTHING_ELSE = { replyStored: false, awaitsAcceptance: false } as const;
 
 /**
  * What a compare-and-set from `before` to `to` means; `raced` when the move was legal from what
@@ -117,11 +175,26 @@ async function endStepByStep(
   db: Queryable,
   run: { runId: string; sessionId: string },
   input: FinishRunInput,
-  options: { clarificationPending?: boolean },
+  options: RunEndOptions,
 ): Promise<RunEnd> {
+  const { routing } = options;
+  if (routing) await mergeMessageRouting(db, routing.messageId, routing.patch);
   const write = await finishRun(db, run.runId, input);
-  if (write.kind !== 'applied' || write.from === 'idle') return { run: write, session: undefined };
+  if (write.kind !== 'applied') return { run: write, session: undefined, ...NOTHING_ELSE };
+  // What the statement writes and reads alongside a run it moved.
+  const { reply } = options;
+  if (reply)
+    await appendMessage(db, { sessionId: run.sessionId, runId: run.runId, role: 'assistant', ...reply });
+  const alongside = {
+    replyStored: reply !== undefined,
+    awaitsAcceptance: options.acceptance === true && (await sessionAwaitsAcceptance(db, run.sessionId)),
+  };
+  if (write.from === 'idle') return { run: write, session: undefined, ...alongside };
   const other = await getActiveRunForSession(db, run.sessionId);
-  if (other && other.runId !== run.runId) return { run: write, session: undefined };
-  return { run: write, session: await setSessionPhase(db, run.sessionId, input.phase, options) };
+  if (other && other.runId !== run.runId) return { run: write, session: undefined, ...alongside };
+  return {
+    run: write,
+    session: await setSessionPhase(db, run.sessionId, input.phase, options),
+    ...alongside,
+  };
 }

@@ -199,15 +199,23 @@ export async function runAwaitsAcceptance(db: Queryable, runId: string): Promise
   return rows.length > 0;
 }
 
+/**
+ * Whether any run of the session left AI output the author has not decided on yet, as an SQL
+ * condition on the session id and the open states (a parameter holding OPEN_ARTIFACT_STATES).
+ */
+export function sessionAwaitsAcceptanceSql(values: { session: string; openStates: string }): string {
+  return `EXISTS (SELECT 1 FROM artifacts a JOIN runs r ON r.run_id = a.run_id
+     WHERE r.session_id = ${values.session} AND a.state = ANY(${values.openStates}::text[]))`;
+}
+
 /** Whether any run of the session left AI output the author has not decided on yet. */
 export async function sessionAwaitsAcceptance(db: Queryable, sessionId: string): Promise<boolean> {
   if (!isUuid(sessionId)) return false;
-  const { rows } = await db.query(
-    `SELECT 1 FROM artifacts a JOIN runs r ON r.run_id = a.run_id
-     WHERE r.session_id = $1 AND a.state = ANY($2::text[]) LIMIT 1`,
+  const { rows } = await db.query<{ awaits: boolean }>(
+    `SELECT ${sessionAwaitsAcceptanceSql({ session: '$1', openStates: '$2' })} AS awaits`,
     [sessionId, OPEN_ARTIFACT_STATES],
   );
-  return rows.length > 0;
+  return rows[0]?.awaits === true;
 }
 
 /**

@@ -84,6 +84,28 @@ export function authorMessageInsertSql(values: { session: string; run: string; c
      RETURNING id`;
 }
 
+/**
+ * The INSERT of a round's reply, a CTE of the router's end-of-run statement (router/run-end.ts):
+ * the same row appendMessage writes for `assistant`, written only when `when` (SQL) holds.
+ */
+export function assistantReplyInsertSql(values: {
+  session: string;
+  run: string;
+  content: string;
+  breadcrumbs: string;
+  when: string;
+}): string {
+  return `INSERT INTO messages (id, session_id, run_id, role, content, breadcrumbs)
+     SELECT gen_random_uuid(), ${values.session}, ${values.run}, 'assistant', ${values.content}, ${values.breadcrumbs}
+     WHERE ${values.when}
+     RETURNING id`;
+}
+
+/** A message's JSON column as a statement parameter. */
+export function messageJson(value: unknown): string | null {
+  return toJson(value);
+}
+
 // pg would send a JS array as a Postgres array literal, not JSON; stringify everything ourselves.
 function toJson(value: unknown): string | null {
   return value === undefined || value === null ? null : JSON.stringify(value);

@@ -87,6 +87,15 @@ export async function readRoutingContext(
   };
 }
 
+/**
+ * The UPDATE that shallow-merges a patch (a jsonb parameter) into a message's routing JSON,
+ * creating it when absent; also a CTE of the router's end-of-run statement (router/run-end.ts).
+ */
+export function messageRoutingMergeSql(values: { message: string; patch: string }): string {
+  return `UPDATE messages SET routing = COALESCE(routing, '{}'::jsonb) || ${values.patch}::jsonb
+     WHERE id = ${values.message}`;
+}
+
 /** Shallow-merges `patch` into the message's routing JSON (creating it when absent). */
 export async function mergeMessageRouting(
   db: Queryable,
@@ -94,10 +103,10 @@ export async function mergeMessageRouting(
   patch: Record<string, unknown>,
 ): Promise<boolean> {
   if (!isUuid(messageId)) return false;
-  const { rowCount } = await db.query(
-    `UPDATE messages SET routing = COALESCE(routing, '{}'::jsonb) || $2::jsonb WHERE id = $1`,
-    [messageId, JSON.stringify(patch)],
-  );
+  const { rowCount } = await db.query(messageRoutingMergeSql({ message: '$1', patch: '$2' }), [
+    messageId,
+    JSON.stringify(patch),
+  ]);
   return rowCount === 1;
 }
 

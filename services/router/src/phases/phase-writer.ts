@@ -1,6 +1,12 @@
 import type { Phase } from '@quill/contracts';
 import { type FinishRunInput, getActiveRunForSession, type PhaseWrite, type Queryable } from '@quill/db';
-import { answerSessionIfSettled, endRunAndSession, setSessionPhase, takeRun } from '@quill/db/router';
+import {
+  answerSessionIfSettled,
+  endRunAndSession,
+  type RunEndOptions,
+  setSessionPhase,
+  takeRun,
+} from '@quill/db/router';
 import type { Logger } from 'pino';
 
 /** What a take answers (the entry exports only the functions that write). */
@@ -21,13 +27,13 @@ export interface PhaseWriter {
   /**
    * The run ended (`done`, `error`) or rests waiting for the author (`waiting_user`); the session
    * follows unless another run of it is active (a lapsed lock let the next one start) or the
-   * run never left `idle`.
+   * run never left `idle`. The round's reply and the acceptance read go with it (RunEndOptions).
    */
   endRun(
     run: { runId: string; sessionId: string },
     input: FinishRunInput,
-    options?: { clarificationPending?: boolean },
-  ): Promise<PhaseWrite>;
+    options?: RunEndOptions,
+  ): Promise<EndedRun>;
   /** The session's author owes an answer: a clarification, or AI output waiting for acceptance. */
   sessionAwaitsAuthor(sessionId: string, options?: { clarificationPending?: boolean }): Promise<PhaseWrite>;
   /** The author accepted or rejected what was pending: the session rests `done` again. */
@@ -42,6 +48,9 @@ export interface PhaseWriter {
     options?: { clarificationPending?: boolean },
   ): Promise<PhaseWrite>;
 }
+
+/** The run's move, and what its end wrote and read alongside. */
+export type EndedRun = PhaseWrite & { replyStored: boolean; awaitsAcceptance: boolean };
 
 export function createPhaseWriter(db: Queryable, logger: Logger): PhaseWriter {
   const report = (subject: 'run' | 'session', id: string, write: PhaseWrite, why: string): PhaseWrite => {
@@ -74,7 +83,7 @@ export function createPhaseWriter(db: Queryable, logger: Logger): PhaseWriter {
       const ended = await endRunAndSession(db, run, input, options);
       report('run', run.runId, ended.run, `run → ${input.phase}`);
       if (ended.session) report('session', run.sessionId, ended.session, `session → ${input.phase}`);
-      return ended.run;
+      return { ...ended.run, replyStored: ended.replyStored, awaitsAcceptance: ended.awaitsAcceptance };
     },
     sessionAwaitsAuthor: (sessionId, options = {}) => setSession(sessionId, 'waiting_user', options),
     sessionAnswered: (sessionId) => setSession(sessionId, 'done', { clarificationPending: false }),

@@ -8,7 +8,6 @@ import {
   type UiLanguage,
 } from '@quill/contracts';
 import type { RoutingContext } from '@quill/db';
-import { mergeMessageRouting } from '@quill/db/router';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { createdFiles } from '../round-outcome.ts';
@@ -44,11 +43,11 @@ export interface FinishExtras {
   /** Files the round created that a writer removes once the run ended when still empty. */
   blankFiles?: string[];
   /**
-   * The write of the routing outcome, started before the terminal frame and not waited for by
-   * it: the finisher awaits it after the settlement, before the run's rows move (so a failed
-   * write still leaves the run to a takeover that finishes it again).
+   * The routing outcome for the author's message: the finisher writes it in the statement that
+   * ends the run (so a failed write leaves the run to a takeover that finishes it again, and a
+   * run that ended has it).
    */
-  outcomeStored?: Promise<void>;
+  routingOutcome?: { messageId: string; patch: { outcome: RoutingOutcomeRecord } };
 }
 
 /**
@@ -143,11 +142,6 @@ export function createWorkflowRuntime(dependencies: WorkflowRuntimeDependencies)
       ...(closing.lastAgent ? { last_agent: closing.lastAgent } : {}),
       ...(clarification ? { waiting_agent: clarification.agent, question: clarification.question } : {}),
     };
-    const outcomeStored = mergeMessageRouting(pool, start.message_id, { outcome: record }).then(
-      () => undefined,
-    );
-    // Awaited by the finisher; a run that fails before then leaves its rejection handled here.
-    outcomeStored.catch(() => undefined);
     // A read-only request leaves no empty file behind: the finisher hands them to a writer.
     const blankFiles = workflow.routing.read_only ? createdFiles(closing.results) : [];
     if (blankFiles.length > 0)
@@ -155,7 +149,7 @@ export function createWorkflowRuntime(dependencies: WorkflowRuntimeDependencies)
     return {
       reply: buildReply(closing.results, closing.discardedSteps, clarification),
       ...(blankFiles.length > 0 ? { blankFiles } : {}),
-      outcomeStored,
+      routingOutcome: { messageId: start.message_id, patch: { outcome: record } },
     };
   }
 
