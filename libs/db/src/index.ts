@@ -105,7 +105,6 @@ export {
   getArtifactAcceptance,
   listArtifacts,
   runAwaitsAcceptance,
-  sessionAwaitsAcceptance,
 } from './shared-tables/artifacts.ts';
 export {
   listRunDefinitions,

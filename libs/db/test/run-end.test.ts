@@ -9,7 +9,7 @@ import {
   createUser,
   recordAiArtifact,
 } from '../src/gateway/index.ts';
-import { type FinishRunInput, getActiveRunForSession, sessionAwaitsAcceptance } from '../src/index.ts';
+import { type FinishRunInput, getActiveRunForSession } from '../src/index.ts';
 import {
   appendMessage,
   createRun,
@@ -19,6 +19,7 @@ import {
   setSessionPhase,
 } from '../src/router/index.ts';
 import type { RunEnd, RunEndOptions } from '../src/router/run-end.ts';
+import { sessionAwaitsAcceptance } from '../src/shared-tables/artifacts.ts';
 import { createTestDatabase, type TestDatabase } from '../src/testing.ts';
 
 let database: TestDatabase;

@@ -4,7 +4,7 @@ export { appendMessage } from '../shared-tables/messages.ts';
 export { mergeMessageRouting } from '../shared-tables/routing.ts';
 export { answerSessionIfSettled, setSessionPhase } from './phase-writes.ts';
 export { saveRunArchive } from './run-archives.ts';
-export { endRunAndSession, type RunEndOptions } from './run-end.ts';
+export { endRunAndSession } from './run-end.ts';
 export {
   copySettledDecisions,
   createRun,

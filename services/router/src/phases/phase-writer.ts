@@ -1,16 +1,12 @@
 import type { Phase } from '@quill/contracts';
 import { type FinishRunInput, getActiveRunForSession, type PhaseWrite, type Queryable } from '@quill/db';
-import {
-  answerSessionIfSettled,
-  endRunAndSession,
-  type RunEndOptions,
-  setSessionPhase,
-  takeRun,
-} from '@quill/db/router';
+import { answerSessionIfSettled, endRunAndSession, setSessionPhase, takeRun } from '@quill/db/router';
 import type { Logger } from 'pino';
 
 /** What a take answers (the entry exports only the functions that write). */
 type TakenRun = Awaited<ReturnType<typeof takeRun>>;
+/** What a run's end writes and reads besides the phases (libs/db/src/router/run-end.ts). */
+type RunEndOptions = NonNullable<Parameters<typeof endRunAndSession>[3]>;
 
 /**
  * The router's phase writes, the only ones in the system (docs/architecture.md "Phases"). Each
