@@ -177,6 +177,20 @@ const scenario: fc.Arbitrary<Scenario> = fc.record({
   routed: fc.boolean(),
 });
 
+/** A running run of a running session, ended `done`, with nothing else around it. */
+const RUNNING_TO_DONE: Scenario = {
+  runPhase: 'running',
+  sessionPhase: 'running',
+  clarificationPending: false,
+  other: null,
+  to: 'done',
+  flag: undefined,
+  artifact: null,
+  reply: undefined,
+  acceptance: false,
+  routed: false,
+};
+
 describe('ending a run in one statement', () => {
   it('writes and answers what the step-by-step end does, from any run and session phases', async () => {
     await fc.assert(
@@ -209,18 +223,7 @@ describe('ending a run in one statement', () => {
   });
 
   it('moves the run and its session to done, and a repeated end changes nothing', async () => {
-    const run = await build({
-      runPhase: 'running',
-      sessionPhase: 'running',
-      clarificationPending: false,
-      other: null,
-      to: 'done',
-      flag: undefined,
-      artifact: null,
-      reply: undefined,
-      acceptance: false,
-      routed: false,
-    });
+    const run = await build(RUNNING_TO_DONE);
     const input: FinishRunInput = { phase: 'done', stopReason: 'completed', modelCalls: 1, toolCalls: 0 };
     expect(await endRunAndSession(database.pool, run, input, { reply: { content: '写好了。' } })).toEqual({
       run: { kind: 'applied', from: 'running', to: 'done' },
@@ -252,18 +255,7 @@ describe('ending a run in one statement', () => {
   });
 
   it('answers whether AI output of the session waits for the author, only when asked', async () => {
-    const given: Scenario = {
-      runPhase: 'running',
-      sessionPhase: 'running',
-      clarificationPending: false,
-      other: null,
-      to: 'done',
-      flag: undefined,
-      artifact: 'open',
-      reply: undefined,
-      acceptance: true,
-      routed: false,
-    };
+    const given: Scenario = { ...RUNNING_TO_DONE, artifact: 'open', acceptance: true };
     const input: FinishRunInput = { phase: 'done', stopReason: 'completed', modelCalls: 1, toolCalls: 0 };
     const asked = await endRunAndSession(database.pool, await build(given), input, { acceptance: true });
     expect(asked).toMatchObject({ replyStored: false, awaitsAcceptance: true });
