@@ -137,6 +137,24 @@ export type StepRecordEnvelope = z.infer<typeof StepRecordEnvelope>;
 export const EventEnvelope = z.object({ v: v1, frame: SseFrame });
 export type EventEnvelope = z.infer<typeof EventEnvelope>;
 
+/**
+ * A run's stored frames and step records with their stream sequences, as billing read them to
+ * settle: the settlement's reply hands them to the router, which archives them with the frames it
+ * stores after the settlement (docs/decisions/0066-the-archive-from-the-settlements-read.md)
+ * instead of reading the run a second time.
+ */
+export const SettledRunRecord = z.object({
+  frames: z.array(z.object({ seq: z.number().int().positive(), frame: SseFrame })),
+  steps: z.array(z.object({ seq: z.number().int().positive(), record: StepRecordEnvelope })),
+});
+export type SettledRunRecord = z.infer<typeof SettledRunRecord>;
+
+/**
+ * The largest record a settlement's reply carries, encoded (far below NATS's 1 MB payload
+ * limit); a longer run's record is left out and the router reads it itself.
+ */
+export const SETTLED_RECORD_MAX_BYTES = 256 * 1024;
+
 export const UsageEnvelope = z.object({
   v: v1,
   run_id: id,
@@ -230,6 +248,8 @@ export const BillingSettleReply = z.discriminatedUnion('ok', [
     reason: z.string(),
     credits_refunded: z.number().int().nonnegative(),
     duplicate: z.boolean(),
+    // The run's record as this settlement read it, when it fits SETTLED_RECORD_MAX_BYTES.
+    record: SettledRunRecord.optional(),
   }),
   ReplyError,
 ]);

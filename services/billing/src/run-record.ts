@@ -2,6 +2,8 @@ import { type Bus, readStored } from '@quill/bus';
 import {
   EventEnvelope,
   RUN_RECORDS_READ_ONE_BY_ONE,
+  SETTLED_RECORD_MAX_BYTES,
+  type SettledRunRecord,
   StepRecordEnvelope,
   type StepResult,
   UsageEnvelope,
@@ -13,9 +15,16 @@ import type { RunRecord } from './run-meter.ts';
  * step results and its usage reports. Settlement decides from this record, never from a summary
  * the caller sends. Unparseable messages are skipped (their consumers already ended the run).
  * A run is settled once it ended, so its step records and usage reports are read as settled
- * subjects: their newest message bounds the read.
+ * subjects: their newest message bounds the read. The frames and step records are kept with their
+ * sequences too: the settlement's reply hands them to the router's archive.
  */
-export async function readRunRecord(bus: Bus, runId: string): Promise<RunRecord> {
+/** The record the settlement decides from, and the stored messages it was read from. */
+export interface StoredRunRecord extends RunRecord {
+  /** Frames and step records with their stream sequences (invalid messages left out). */
+  stored: SettledRunRecord;
+}
+
+export async function readRunRecord(bus: Bus, runId: string): Promise<StoredRunRecord> {
   const stream = bus.names.streams.events;
   const [events, steps, usage] = await Promise.all([
     readStored(bus, { stream, subject: bus.names.events(runId), schema: EventEnvelope }),
@@ -39,9 +48,23 @@ export async function readRunRecord(bus: Bus, runId: string): Promise<RunRecord>
     // A step result published twice (a retried worker) is one step.
     if (item.envelope?.kind === 'result') results.set(item.envelope.result.step, item.envelope.result);
   }
+  const stored: SettledRunRecord = {
+    frames: events.flatMap((item) => (item.envelope ? [{ seq: item.seq, frame: item.envelope.frame }] : [])),
+    steps: steps.flatMap((item) => (item.envelope ? [{ seq: item.seq, record: item.envelope }] : [])),
+  };
   return {
-    frames: events.flatMap((item) => (item.envelope ? [item.envelope.frame] : [])),
+    frames: stored.frames.map((item) => item.frame),
     steps: [...results.values()],
     usage: usage.flatMap((item) => (item.envelope ? [item.envelope] : [])),
+    stored,
   };
+}
+
+/**
+ * The record the settlement's reply carries for the router's archive, or undefined when it is
+ * larger than SETTLED_RECORD_MAX_BYTES encoded (the router then reads the run itself).
+ */
+export function carriedRecord(record: StoredRunRecord): SettledRunRecord | undefined {
+  const bytes = Buffer.byteLength(JSON.stringify(record.stored));
+  return bytes <= SETTLED_RECORD_MAX_BYTES ? record.stored : undefined;
 }

@@ -7,7 +7,7 @@ import { decideBilling, endingOf } from './decision.ts';
 import { settleRun } from './ledger.ts';
 import { meterRun } from './run-meter.ts';
 import { analyzeRunOutput } from './run-output.ts';
-import { readRunRecord } from './run-record.ts';
+import { carriedRecord, readRunRecord } from './run-record.ts';
 
 /**
  * `billing.settle`: reads the run's own record from JetStream, decides charge or refund with
@@ -55,6 +55,9 @@ export function createSettleHandler(dependencies: { bus: Bus; pool: Pool; logger
         'Agent stream billing evaluated',
       );
     }
+    // The record read here goes back with the decision: the router archives it once the run's
+    // `done` is stored, without reading the run again (docs/decisions/0066-the-archive-from-the-settlements-read.md).
+    const carried = carriedRecord(record);
     return {
       v: 1,
       ok: true,
@@ -62,6 +65,7 @@ export function createSettleHandler(dependencies: { bus: Bus; pool: Pool; logger
       reason: settlement.reason,
       credits_refunded: settlement.creditsRefunded,
       duplicate: settlement.duplicate,
+      ...(carried ? { record: carried } : {}),
     };
   };
 }

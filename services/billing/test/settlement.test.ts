@@ -65,7 +65,8 @@ describe('billing.settle against JetStream and Postgres', () => {
       ok: true,
       creditsLeft: 4,
     });
-    await publishRun(failedBeforeOutput(runId));
+    const published = failedBeforeOutput(runId);
+    await publishRun(published);
     const request = {
       v: 1 as const,
       run_id: runId,
@@ -75,7 +76,8 @@ describe('billing.settle against JetStream and Postgres', () => {
     const replies = await Promise.all([settle(request), settle(request), settle(request)]);
     const answers = replies.map((reply) => ({ ...reply, duplicate: undefined }));
     expect(new Set(answers.map((answer) => JSON.stringify(answer))).size).toBe(1);
-    expect(answers[0]).toEqual({
+    const { record, ...answer } = answers[0] as (typeof answers)[0] & { record?: unknown };
+    expect(answer).toEqual({
       v: 1,
       ok: true,
       decision: 'refund',
@@ -83,6 +85,13 @@ describe('billing.settle against JetStream and Postgres', () => {
       credits_refunded: 1,
       duplicate: undefined,
     });
+    // The run's record as the settlement read it, for the router's archive: every stored frame
+    // with its stream sequence, in order.
+    const carried = record as { frames: Array<{ seq: number; frame: SseFrame }>; steps: unknown[] };
+    expect(carried.frames.map((item) => item.frame)).toEqual(published);
+    const seqs = carried.frames.map((item) => item.seq);
+    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    expect(carried.steps).toEqual([]);
     expect(replies.filter((reply) => reply.ok && !reply.duplicate)).toHaveLength(1);
 
     // A later retry (e.g. a takeover router) gets the same answer and moves nothing.
@@ -188,5 +197,25 @@ describe('billing.settle against JetStream and Postgres', () => {
     });
     expect(reply).toMatchObject({ decision: 'refund', credits_refunded: 1 });
     expect(await getCredits(database.pool, payer)).toBe(2);
+  });
+
+  it('hands back the record it read only while it is small: a longer run’s is left for the archive to read', async () => {
+    const userId = await newUser(3);
+    const runId = randomUUID();
+    await reserveCredit(database.pool, { runId, userId, defaultCredits: 100 });
+    // ~3 KB a frame: past SETTLED_RECORD_MAX_BYTES in about 90 frames.
+    const chapter = '雨'.repeat(1000);
+    await publishRun([
+      ...Array.from({ length: 100 }, () => frame('text', runId, { agent: 'writer', content: chapter })),
+      frame('workflow_complete', runId, {}),
+    ]);
+    const reply = await settle({
+      v: 1,
+      run_id: runId,
+      user_id: userId,
+      outcome: { terminal: 'complete', reason: 'completed' },
+    });
+    expect(reply).toMatchObject({ ok: true, decision: 'charge' });
+    expect(reply).not.toHaveProperty('record');
   });
 });

@@ -9,6 +9,7 @@ import {
   mergeSources,
   msgIds,
   type RunStartEnvelope,
+  type SettledRunRecord,
   type SseFrame,
   type StepResult,
   type UiLanguage,
@@ -19,7 +20,7 @@ import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { breadcrumbsFor } from './breadcrumbs.ts';
 import type { PhaseWriter } from './phases/phase-writer.ts';
-import { archiveRun } from './phases/run-archive.ts';
+import { archiveRun, type PublishedFrame, settledRecordCopy } from './phases/run-archive.ts';
 import { createdFiles, requestBlankFileRemoval } from './round-outcome.ts';
 import type { RunState } from './run-state.ts';
 import type { FinishExtras } from './workflow/workflow-runtime.ts';
@@ -61,6 +62,9 @@ export async function finishRunWith(
   recordOutcome(outcome);
 
   let billingDecision: BillingDecision | undefined;
+  // What the settlement read of the run, and the frames stored after it: the archive's copy.
+  let settledRecord: SettledRunRecord | undefined;
+  const storedAfter: PublishedFrame[] = [];
   try {
     const settlement = await requestReply(
       bus,
@@ -77,10 +81,11 @@ export async function finishRunWith(
     );
     if (settlement.ok) {
       billingDecision = settlement.decision;
+      settledRecord = settlement.record;
       if (settlement.credits_refunded > 0) {
-        await publishFrame(bus, frame('quota_refunded', runId, { credits: settlement.credits_refunded }), {
-          msgId: msgIds.refund(runId),
-        });
+        const refunded = frame('quota_refunded', runId, { credits: settlement.credits_refunded });
+        const stored = await publishFrame(bus, refunded, { msgId: msgIds.refund(runId) });
+        storedAfter.push({ seq: stored.seq, frame: refunded, duplicate: stored.duplicate });
       }
     } else {
       quillMetrics().billingSettlementFailures.add(1, { kind: 'refused' });
@@ -154,11 +159,13 @@ export async function finishRunWith(
   // `done` goes last: a client that sees it may start its next run at once, so the session lock
   // and the run slot must already be free. A router dying before this line is replaced by one
   // that finds the run ended and sends `done` (publishDone).
-  await publishDone(bus, runId, [...state.results.values()]);
+  storedAfter.push(await publishDone(bus, runId, [...state.results.values()]));
   logger.info({ outcome, billing_decision: billingDecision }, 'run finished');
-  // The stream is complete: copy it to the archive (docs/architecture.md "Run archive"). A failure
-  // here is left to the router's sweep, which archives every ended run it finds unarchived.
-  await archiveRun(bus, pool, runId).catch((error: unknown) =>
+  // The stream is complete: copy it to the archive (docs/architecture.md "Run archive"), from the
+  // settlement's read when its reply carried it (a long run's does not: the archive reads it). A
+  // failure here is left to the router's sweep, which archives every ended run it finds unarchived.
+  const known = settledRecord ? settledRecordCopy(settledRecord, storedAfter) : undefined;
+  await archiveRun(bus, pool, runId, known).catch((error: unknown) =>
     logger.warn({ err: error }, 'run archive deferred to the sweep'),
   );
 }
@@ -183,19 +190,22 @@ function recordOutcome(outcome: FinishOutcome): void {
   } else if (outcome.terminal === 'stopped') span?.setAttribute('quill.stop_reason', outcome.reason);
 }
 
-/** `done` carries a fixed msg id: sending it again after a takeover stores nothing new. */
+/**
+ * `done` carries a fixed msg id: sending it again after a takeover stores nothing new. Returns
+ * the frame with its stream sequence (the one already stored, for a repeat, marked so).
+ */
 export async function publishDone(
   bus: Bus,
   runId: string,
   results: readonly StepResult[] = [],
-): Promise<void> {
+): Promise<PublishedFrame> {
   // The run's sources, as its tools reported them (docs/protocol.md, sources), once each.
   const sources = mergeSources(
     ...[...results].sort((a, b) => a.step - b.step).map((result) => result.sources),
   );
-  await publishFrame(bus, frame('done', runId, sources.length > 0 ? { sources } : {}), {
-    msgId: msgIds.done(runId),
-  });
+  const done = frame('done', runId, sources.length > 0 ? { sources } : {});
+  const stored = await publishFrame(bus, done, { msgId: msgIds.done(runId) });
+  return { seq: stored.seq, frame: done, duplicate: stored.duplicate };
 }
 
 function terminalFrame(runId: string, outcome: FinishOutcome, language: UiLanguage): SseFrame {

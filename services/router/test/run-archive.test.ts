@@ -1,0 +1,125 @@
+import { readStored } from '@quill/bus';
+import { EventEnvelope, frame, type SettledRunRecord, StepRecordEnvelope } from '@quill/contracts';
+import { getArchivedFrames } from '@quill/db';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPhaseWriter } from '../src/phases/phase-writer.ts';
+import { settledRecordCopy } from '../src/phases/run-archive.ts';
+import { finishRunWith } from '../src/run-finisher.ts';
+import { emptyRunState } from '../src/run-state.ts';
+import { openRunRig, type RunRig, settled, takenRun } from './run-rig.ts';
+
+let rig: RunRig;
+/** Whether the billing stub hands back the run's record, as billing does for a run that fits. */
+let carrying = true;
+/** The router's reads of stored messages (consumers made, direct gets), not billing's. */
+let routerReads = 0;
+let billingReading = false;
+
+/** The run's stored frames and step records with their sequences, read as billing reads them. */
+async function storedRecord(runId: string): Promise<SettledRunRecord> {
+  const stream = rig.bus.names.streams.events;
+  const [events, steps] = await Promise.all([
+    readStored(rig.bus, { stream, subject: rig.bus.names.events(runId), schema: EventEnvelope }),
+    readStored(rig.bus, { stream, subject: rig.bus.names.steps(runId), schema: StepRecordEnvelope }),
+  ]);
+  return {
+    frames: events.flatMap((item) => (item.envelope ? [{ seq: item.seq, frame: item.envelope.frame }] : [])),
+    steps: steps.flatMap((item) => (item.envelope ? [{ seq: item.seq, record: item.envelope }] : [])),
+  };
+}
+
+beforeAll(async () => {
+  rig = await openRunRig('run-archive', async (request) => {
+    const reply = settled('refund', 2);
+    if (!carrying) return reply;
+    billingReading = true;
+    try {
+      return { ...reply, record: await storedRecord(request.run_id) };
+    } finally {
+      billingReading = false;
+    }
+  });
+  const { consumers, streams } = rig.bus.jsm;
+  const add = consumers.add.bind(consumers);
+  const getMessage = streams.getMessage.bind(streams);
+  consumers.add = (...args) => {
+    if (!billingReading) routerReads++;
+    return add(...args);
+  };
+  streams.getMessage = (...args) => {
+    if (!billingReading) routerReads++;
+    return getMessage(...args);
+  };
+});
+afterAll(() => rig.close());
+
+const dependencies = () => ({
+  bus: rig.bus,
+  pool: rig.database.pool,
+  redis: rig.redis,
+  keys: rig.keys,
+  requestTimeoutMs: 2_000,
+  requestDeadlineMs: 4_000,
+  phases: createPhaseWriter(rig.database.pool, rig.logger),
+});
+
+async function finishAndArchive(): Promise<{ archived: unknown; stored: unknown; reads: number }> {
+  const start = await takenRun(rig);
+  routerReads = 0;
+  const outcome = { terminal: 'stopped' as const, reason: 'user_stopped' as const };
+  await finishRunWith(dependencies(), start, emptyRunState, outcome, rig.logger);
+  const reads = routerReads;
+  const archived = await getArchivedFrames(rig.database.pool, start.run_id);
+  billingReading = true;
+  const stored = (await storedRecord(start.run_id)).frames;
+  billingReading = false;
+  return { archived, stored, reads };
+}
+
+describe("the run's archive at its end", () => {
+  it('is the settlement’s read and the frames stored after it, with the stream’s sequences, read from nowhere', async () => {
+    carrying = true;
+    const { archived, stored, reads } = await finishAndArchive();
+    // The terminal frame (read by the settlement), then `quota_refunded` and `done` (stored after).
+    expect((archived as Array<{ frame: { type: string } }>).map((item) => item.frame.type)).toEqual([
+      'workflow_stopped',
+      'quota_refunded',
+      'done',
+    ]);
+    expect(archived).toEqual(stored);
+    expect(reads).toBe(0);
+  });
+
+  it('is read from the stream when the settlement’s reply did not carry the record', async () => {
+    carrying = false;
+    const { archived, stored, reads } = await finishAndArchive();
+    expect(archived).toEqual(stored);
+    expect(reads).toBeGreaterThan(0);
+  });
+});
+
+describe('settledRecordCopy', () => {
+  const runId = '00000000-0000-4000-8000-000000000001';
+  const terminal = { seq: 7, frame: frame('workflow_complete', runId, {}) };
+  const done = frame('done', runId, {});
+
+  it('puts what was stored after the settlement after what it read, in stream order', () => {
+    expect(
+      settledRecordCopy({ frames: [terminal], steps: [] }, [{ seq: 9, frame: done, duplicate: false }]),
+    ).toEqual({ frames: [terminal, { seq: 9, frame: done }], steps: [] });
+  });
+
+  it('keeps the stored frame when a repeated publish names a sequence the settlement read', () => {
+    const storedDone = { seq: 9, frame: frame('done', runId, {}) };
+    const copy = settledRecordCopy({ frames: [terminal, storedDone], steps: [] }, [
+      { seq: 9, frame: done, duplicate: true },
+    ]);
+    expect(copy?.frames).toEqual([terminal, storedDone]);
+  });
+
+  it('gives up (the archive reads the run) when a repeated publish names a sequence it did not read', () => {
+    expect(
+      settledRecordCopy({ frames: [terminal], steps: [] }, [{ seq: 9, frame: done, duplicate: true }]),
+    ).toBeUndefined();
+  });
+});
