@@ -10,6 +10,12 @@ import {
 } from '@quill/contracts';
 import type { RunRecord } from './run-meter.ts';
 
+/** The record the settlement decides from, and the stored messages it was read from. */
+export interface StoredRunRecord extends RunRecord {
+  /** Frames and step records with their stream sequences (invalid messages left out). */
+  stored: SettledRunRecord;
+}
+
 /**
  * Everything the run published so far, replayed from JetStream: its author-facing frames, its
  * step results and its usage reports. Settlement decides from this record, never from a summary
@@ -18,12 +24,6 @@ import type { RunRecord } from './run-meter.ts';
  * subjects: their newest message bounds the read. The frames and step records are kept with their
  * sequences too: the settlement's reply hands them to the router's archive.
  */
-/** The record the settlement decides from, and the stored messages it was read from. */
-export interface StoredRunRecord extends RunRecord {
-  /** Frames and step records with their stream sequences (invalid messages left out). */
-  stored: SettledRunRecord;
-}
-
 export async function readRunRecord(bus: Bus, runId: string): Promise<StoredRunRecord> {
   const stream = bus.names.streams.events;
   const [events, steps, usage] = await Promise.all([
