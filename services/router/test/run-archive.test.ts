@@ -2,11 +2,10 @@ import { readStored } from '@quill/bus';
 import { EventEnvelope, frame, type SettledRunRecord, StepRecordEnvelope } from '@quill/contracts';
 import { getArchivedFrames } from '@quill/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPhaseWriter } from '../src/phases/phase-writer.ts';
 import { settledRecordCopy } from '../src/phases/run-archive.ts';
 import { finishRunWith } from '../src/run-finisher.ts';
 import { emptyRunState } from '../src/run-state.ts';
-import { openRunRig, type RunRig, settled, takenRun } from './run-rig.ts';
+import { finisherDependencies, openRunRig, type RunRig, settled, takenRun } from './run-rig.ts';
 
 let rig: RunRig;
 /** Whether the billing stub hands back the run's record, as billing does for a run that fits. */
@@ -53,15 +52,7 @@ beforeAll(async () => {
 });
 afterAll(() => rig.close());
 
-const dependencies = () => ({
-  bus: rig.bus,
-  pool: rig.database.pool,
-  redis: rig.redis,
-  keys: rig.keys,
-  requestTimeoutMs: 2_000,
-  requestDeadlineMs: 4_000,
-  phases: createPhaseWriter(rig.database.pool, rig.logger),
-});
+const dependencies = () => finisherDependencies(rig);
 
 async function finishAndArchive(): Promise<{ archived: unknown; stored: unknown; reads: number }> {
   const start = await takenRun(rig);

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPhaseWriter } from '../src/phases/phase-writer.ts';
 import { finishRunWith } from '../src/run-finisher.ts';
 import { emptyRunState } from '../src/run-state.ts';
-import { framesOf, openRunRig, type RunRig, settled, takenRun } from './run-rig.ts';
+import { finisherDependencies, framesOf, openRunRig, type RunRig, settled, takenRun } from './run-rig.ts';
 
 let rig: RunRig;
 /** What billing answers next (the test sets it per case). */
@@ -18,15 +18,7 @@ beforeAll(async () => {
 });
 afterAll(() => rig.close());
 
-const dependencies = () => ({
-  bus: rig.bus,
-  pool: rig.database.pool,
-  redis: rig.redis,
-  keys: rig.keys,
-  requestTimeoutMs: 2_000,
-  requestDeadlineMs: 4_000,
-  phases: createPhaseWriter(rig.database.pool, rig.logger),
-});
+const dependencies = () => finisherDependencies(rig);
 
 describe('run finisher', () => {
   it('a complete run: terminal frame, settlement, the run row done, session idle, lock and slot free, done last', async () => {

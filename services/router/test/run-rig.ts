@@ -14,6 +14,7 @@ import { createRedis, type RedisClient, type RedisKeys, redisKeys } from '@quill
 import { type Logger, pino } from 'pino';
 import { closeTestBus, openTestBus } from '../../../test/support/test-bus.ts';
 import { testUrls, uniqueName } from '../../../test/support/urls.ts';
+import { createPhaseWriter } from '../src/phases/phase-writer.ts';
 
 /**
  * Real Postgres, NATS and Redis for the router's run path, without the services: each file gets
@@ -132,4 +133,17 @@ export async function takenRun(rig: RunRig, message = '写第一章'): Promise<R
   const start = await startedRun(rig, message);
   await startRun(rig.database.pool, start.run_id);
   return start;
+}
+
+/** What the run finisher needs, on the rig's connections (requests retried for up to 4 s). */
+export function finisherDependencies(rig: RunRig) {
+  return {
+    bus: rig.bus,
+    pool: rig.database.pool,
+    redis: rig.redis,
+    keys: rig.keys,
+    requestTimeoutMs: 2_000,
+    requestDeadlineMs: 4_000,
+    phases: createPhaseWriter(rig.database.pool, rig.logger),
+  };
 }
