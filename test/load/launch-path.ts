@@ -154,6 +154,12 @@ let consumersLeft = 0;
 /** `--messages`: every message the server routed during the measured launches, by kind. */
 let sniffer: MessageSniffer | undefined;
 let messageKinds: Array<{ kind: string; perLaunch: number }> = [];
+/** The kinds' sum: every message of a launch. */
+const messagesInAll = () =>
+  rounded(
+    messageKinds.reduce((sum, row) => sum + row.perLaunch, 0),
+    1,
+  );
 let brokerRssFromKb = 0;
 let brokerRssGrowthMb = 0;
 /** CPU ms per second of the idle stack (services, nats-server, PostgreSQL, Redis). */
@@ -316,7 +322,7 @@ console.log(
 );
 if (values.messages) {
   console.log(
-    `NATS messages per launch by kind (a subscriber on > saw them all; nats-server's CPU above includes its copies): ${messageKinds
+    `NATS messages per launch by kind, ${messagesInAll()} in all (a subscriber on > saw them all; nats-server's CPU above includes its copies): ${messageKinds
       .map((row) => `${row.kind} ${row.perLaunch}`)
       .join(', ')}`,
   );
@@ -374,7 +380,9 @@ console.log(
     cpu_ms_per_launch_above_idle: aboveIdle,
     ms_per_launch: rounded(launchesMs / runs),
     nats_messages_per_launch: messagesPerLaunch,
-    ...(values.messages ? { nats_messages_by_kind: messageKinds } : {}),
+    ...(values.messages
+      ? { nats_messages_by_kind: messageKinds, nats_messages_in_all: messagesInAll() }
+      : {}),
     statements_per_launch: statementsPerLaunch,
     syscalls_per_launch: syscallsPerLaunch,
     events_consumers_after: consumersLeft,
