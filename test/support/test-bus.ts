@@ -32,17 +32,36 @@ export async function closeTestBus(bus: Bus | undefined): Promise<void> {
  * on the real connection: each is one request to the server. `restore` puts the method back.
  */
 export function countStoredGets(bus: Bus): { count: number; restore(): void } {
-  const streams = bus.jsm.streams;
+  return countStoredReads(bus, { consumers: false });
+}
+
+/**
+ * Counts the reads of stored messages a test's code makes on `bus`: direct gets and, unless
+ * `consumers: false`, the consumers it makes to read a subject (`readStored`'s longer reads).
+ */
+export function countStoredReads(
+  bus: Bus,
+  options: { consumers?: boolean } = {},
+): { count: number; restore(): void } {
+  const { streams, consumers } = bus.jsm;
   const getMessage = streams.getMessage.bind(streams);
+  const add = consumers.add.bind(consumers);
   const counter = {
     count: 0,
     restore: () => {
       streams.getMessage = getMessage;
+      consumers.add = add;
     },
   };
   streams.getMessage = (...args) => {
     counter.count++;
     return getMessage(...args);
   };
+  if (options.consumers !== false) {
+    consumers.add = (...args) => {
+      counter.count++;
+      return add(...args);
+    };
+  }
   return counter;
 }

@@ -144,8 +144,9 @@ export async function finishRunWith(
   );
   // AI output of this session left for the author to accept: the session waits for them, the run
   // is over (docs/architecture.md "Phases", docs/kernel.md "Artifacts and acceptance"). Before the
-  // lock goes: the author's next run must find the session's phase.
-  if (ended.kind === 'applied' && ended.awaitsAcceptance) {
+  // lock goes: the author's next run must find the session's phase. Only an end that moved the
+  // run reads it.
+  if (ended.awaitsAcceptance) {
     await dependencies.phases.sessionAwaitsAcceptance({ runId, sessionId: start.session_id });
   }
   await releaseRunSlots(

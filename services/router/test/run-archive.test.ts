@@ -2,6 +2,7 @@ import { readStored } from '@quill/bus';
 import { EventEnvelope, frame, type SettledRunRecord, StepRecordEnvelope } from '@quill/contracts';
 import { getArchivedFrames } from '@quill/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { countStoredReads } from '../../../test/support/test-bus.ts';
 import { settledRecordCopy } from '../src/phases/run-archive.ts';
 import { finishRunWith } from '../src/run-finisher.ts';
 import { emptyRunState } from '../src/run-state.ts';
@@ -10,9 +11,10 @@ import { finisherDependencies, openRunRig, type RunRig, settled, takenRun } from
 let rig: RunRig;
 /** Whether the billing stub hands back the run's record, as billing does for a run that fits. */
 let carrying = true;
-/** The router's reads of stored messages (consumers made, direct gets), not billing's. */
-let routerReads = 0;
-let billingReading = false;
+/** Reads of stored messages on the rig's connection (consumers made, direct gets). */
+let reads: ReturnType<typeof countStoredReads>;
+/** Those the billing stub made: the rest are the router's. */
+let billingReads = 0;
 
 /** The run's stored frames and step records with their sequences, read as billing reads them. */
 async function storedRecord(runId: string): Promise<SettledRunRecord> {
@@ -31,40 +33,29 @@ beforeAll(async () => {
   rig = await openRunRig('run-archive', async (request) => {
     const reply = settled('refund', 2);
     if (!carrying) return reply;
-    billingReading = true;
-    try {
-      return { ...reply, record: await storedRecord(request.run_id) };
-    } finally {
-      billingReading = false;
-    }
+    const before = reads.count;
+    const record = await storedRecord(request.run_id);
+    billingReads += reads.count - before;
+    return { ...reply, record };
   });
-  const { consumers, streams } = rig.bus.jsm;
-  const add = consumers.add.bind(consumers);
-  const getMessage = streams.getMessage.bind(streams);
-  consumers.add = (...args) => {
-    if (!billingReading) routerReads++;
-    return add(...args);
-  };
-  streams.getMessage = (...args) => {
-    if (!billingReading) routerReads++;
-    return getMessage(...args);
-  };
+  reads = countStoredReads(rig.bus);
 });
-afterAll(() => rig.close());
+afterAll(async () => {
+  reads.restore();
+  await rig.close();
+});
 
 const dependencies = () => finisherDependencies(rig);
 
 async function finishAndArchive(): Promise<{ archived: unknown; stored: unknown; reads: number }> {
   const start = await takenRun(rig);
-  routerReads = 0;
+  const [readsBefore, billingBefore] = [reads.count, billingReads];
   const outcome = { terminal: 'stopped' as const, reason: 'user_stopped' as const };
   await finishRunWith(dependencies(), start, emptyRunState, outcome, rig.logger);
-  const reads = routerReads;
+  const routerReads = reads.count - readsBefore - (billingReads - billingBefore);
   const archived = await getArchivedFrames(rig.database.pool, start.run_id);
-  billingReading = true;
   const stored = (await storedRecord(start.run_id)).frames;
-  billingReading = false;
-  return { archived, stored, reads };
+  return { archived, stored, reads: routerReads };
 }
 
 describe("the run's archive at its end", () => {

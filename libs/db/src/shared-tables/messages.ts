@@ -67,8 +67,8 @@ export async function appendMessage(
       input.runId ?? null,
       input.role,
       input.content,
-      toJson(input.routing),
-      toJson(input.breadcrumbs),
+      messageJson(input.routing),
+      messageJson(input.breadcrumbs),
     ],
   );
   return toMessage(rows[0]!);
@@ -101,13 +101,11 @@ export function assistantReplyInsertSql(values: {
      RETURNING id`;
 }
 
-/** A message's JSON column as a statement parameter. */
+/**
+ * A message's JSON column (routing, breadcrumbs) as a statement parameter: pg would send a JS
+ * array as a Postgres array literal, not JSON, so everything is stringified here.
+ */
 export function messageJson(value: unknown): string | null {
-  return toJson(value);
-}
-
-// pg would send a JS array as a Postgres array literal, not JSON; stringify everything ourselves.
-function toJson(value: unknown): string | null {
   return value === undefined || value === null ? null : JSON.stringify(value);
 }
 

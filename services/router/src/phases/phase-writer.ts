@@ -45,8 +45,8 @@ export interface PhaseWriter {
   ): Promise<PhaseWrite>;
 }
 
-/** The run's move, and what its end wrote and read alongside. */
-export type EndedRun = PhaseWrite & { replyStored: boolean; awaitsAcceptance: boolean };
+/** The run's move, and whether AI output of its session now waits for the author (read with it). */
+export type EndedRun = PhaseWrite & { awaitsAcceptance: boolean };
 
 export function createPhaseWriter(db: Queryable, logger: Logger): PhaseWriter {
   const report = (subject: 'run' | 'session', id: string, write: PhaseWrite, why: string): PhaseWrite => {
@@ -79,7 +79,7 @@ export function createPhaseWriter(db: Queryable, logger: Logger): PhaseWriter {
       const ended = await endRunAndSession(db, run, input, options);
       report('run', run.runId, ended.run, `run → ${input.phase}`);
       if (ended.session) report('session', run.sessionId, ended.session, `session → ${input.phase}`);
-      return { ...ended.run, replyStored: ended.replyStored, awaitsAcceptance: ended.awaitsAcceptance };
+      return { ...ended.run, awaitsAcceptance: ended.awaitsAcceptance };
     },
     sessionAwaitsAuthor: (sessionId, options = {}) => setSession(sessionId, 'waiting_user', options),
     sessionAnswered: (sessionId) => setSession(sessionId, 'done', { clarificationPending: false }),
