@@ -176,6 +176,10 @@ export const ControlEnvelope = z.object({
 });
 export type ControlEnvelope = z.infer<typeof ControlEnvelope>;
 
+/** On `gateway.api_keys.revoked`: the key's row is revoked; every gateway forgets the key. */
+export const ApiKeyRevokedEnvelope = z.object({ v: v1, key_id: id });
+export type ApiKeyRevokedEnvelope = z.infer<typeof ApiKeyRevokedEnvelope>;
+
 // Request/reply services. Replies are either ok or carry a catalog code.
 export const ReplyError = z.object({ v: v1, ok: z.literal(false), code: errorCode });
 export type ReplyError = z.infer<typeof ReplyError>;

@@ -32,6 +32,7 @@ export {
   TraceLoaded,
 } from './context.ts';
 export {
+  ApiKeyRevokedEnvelope,
   BillingBalanceReply,
   BillingBalanceRequest,
   BillingDecision,

@@ -37,6 +37,11 @@ export interface BusNames {
   readonly routerRunOpen: string;
   readonly routerRunEnd: string;
   readonly routerSessionReviewed: string;
+  /**
+   * A revoked API key, broadcast by the gateway that revoked it to every gateway, each of which
+   * forgets the key it remembered (services/gateway/src/credential-cache.ts).
+   */
+  readonly apiKeyRevoked: string;
   health(service: string): string;
 }
 
@@ -81,6 +86,7 @@ export function busNames(namespace = ''): BusNames {
     routerRunOpen: `${s}router.runs.open`,
     routerRunEnd: `${s}router.runs.end`,
     routerSessionReviewed: `${s}router.sessions.reviewed`,
+    apiKeyRevoked: `${s}gateway.api_keys.revoked`,
     health: (service) => `${s}health.${service}`,
   };
 }

@@ -8,6 +8,7 @@ import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { createAuthenticator } from './auth.ts';
 import { installCors } from './cors.ts';
+import { createCredentialCache } from './credential-cache.ts';
 import { frameworkErrorOptions } from './framework-errors.ts';
 import { createHeartbeats } from './heartbeats.ts';
 import { installErrorHandler } from './http-errors.ts';
@@ -83,6 +84,8 @@ export interface GatewayDependencies {
     steerQueueMax: number;
     userMaxConcurrentRuns: number;
     rateLimitPerMinute: number;
+    /** How long an API key's holder or a token's user is remembered (GATEWAY_AUTH_CACHE_TTL_MS). */
+    authCacheTtlMs: number;
     jwtSecret: string;
     jwtTtlSeconds: number;
     /** An external identity provider whose tokens are accepted too (AUTH_JWKS_*). */
@@ -130,7 +133,13 @@ export async function buildGatewayApp(dependencies: GatewayDependencies): Promis
     identityProvider ? createIdentityProvider(identityProvider) : undefined,
   );
   const tickets = createStreamTickets(dependencies.redis, dependencies.keys);
-  const authenticate = createAuthenticator(dependencies.pool, tokens, tickets);
+  const credentials = createCredentialCache({
+    pool: dependencies.pool,
+    bus: dependencies.bus,
+    ttlMs: dependencies.settings.authCacheTtlMs,
+  });
+  app.addHook('onClose', async () => credentials.close());
+  const authenticate = createAuthenticator(dependencies.pool, credentials, tokens, tickets);
   const watch = createRunWatch({ ...dependencies, logger: app.log, settings: dependencies.settings });
   const heartbeats = createHeartbeats(dependencies.settings.heartbeatMs);
   // Before the server stops: streams are handed to other gateways at once instead of holding the
@@ -163,7 +172,7 @@ export async function buildGatewayApp(dependencies: GatewayDependencies): Promis
         registerSnapshotRoutes(authenticated, dependencies);
         registerBranchRoutes(authenticated, dependencies);
         registerMemberRoutes(authenticated, dependencies);
-        registerAccountRoutes(authenticated, dependencies);
+        registerAccountRoutes(authenticated, dependencies, credentials);
         await authenticated.register(skillRoutes(dependencies));
         await authenticated.register(projectTransferRoutes(dependencies));
       });

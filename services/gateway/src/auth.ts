@@ -1,8 +1,9 @@
 import { QuillError, StreamTicket } from '@quill/contracts';
-import { getUser, type User } from '@quill/db';
-import { findApiKeyUser, userForExternalIdentity } from '@quill/db/gateway';
+import type { User } from '@quill/db';
+import { userForExternalIdentity } from '@quill/db/gateway';
 import type { FastifyRequest } from 'fastify';
 import type { Pool } from 'pg';
+import type { CredentialCache } from './credential-cache.ts';
 import type { StreamTickets } from './stream-tickets.ts';
 import type { TokenService } from './tokens.ts';
 
@@ -30,9 +31,15 @@ const API_KEY_PREFIX = 'qk_';
  * Bearer auth: an API key (stored hashed; the raw key is never logged), a short-lived token
  * minted from one, or an external identity provider's token (its user made on first sign-in).
  * On a route marked `streamTicket`, without a bearer: a stream ticket for that run
- * (stream-tickets.ts).
+ * (stream-tickets.ts). Who an API key or a user id names comes from `credentials`, which
+ * remembers it briefly (credential-cache.ts).
  */
-export function createAuthenticator(pool: Pool, tokens: TokenService, tickets: StreamTickets) {
+export function createAuthenticator(
+  pool: Pool,
+  credentials: CredentialCache,
+  tokens: TokenService,
+  tickets: StreamTickets,
+) {
   return async function authenticate(request: FastifyRequest): Promise<void> {
     const header = request.headers.authorization;
     const credential = header ? /^Bearer\s+(\S+)$/i.exec(header)?.[1] : undefined;
@@ -41,14 +48,14 @@ export function createAuthenticator(pool: Pool, tokens: TokenService, tickets: S
       const presented = ticketOf(request);
       if (!presented) throw new QuillError('unauthorized');
       const userId = await tickets.redeem(presented.ticket, presented.runId);
-      user = userId ? await getUser(pool, userId) : null;
+      user = userId ? await credentials.user(userId) : null;
     } else if (credential.startsWith(API_KEY_PREFIX)) {
-      const found = await findApiKeyUser(pool, credential);
+      const found = await credentials.keyHolder(credential);
       user = found?.user ?? null;
       request.apiKeyId = found?.keyId;
     } else {
       const verified = await tokens.verify(credential);
-      if (verified?.kind === 'local') user = await getUser(pool, verified.userId);
+      if (verified?.kind === 'local') user = await credentials.user(verified.userId);
       else if (verified?.kind === 'external') user = await userForExternalIdentity(pool, verified.identity);
     }
     if (!user) throw new QuillError('unauthorized');

@@ -31,6 +31,7 @@ const app = await buildGatewayApp({
     steerQueueMax: config.AGENT_STEER_QUEUE_MAX,
     userMaxConcurrentRuns: config.USER_MAX_CONCURRENT_RUNS,
     rateLimitPerMinute: config.GATEWAY_RATE_LIMIT_PER_MINUTE,
+    authCacheTtlMs: config.GATEWAY_AUTH_CACHE_TTL_MS,
     jwtSecret: config.AUTH_JWT_SECRET,
     jwtTtlSeconds: config.AUTH_JWT_TTL_S,
     corsOrigins: config.GATEWAY_CORS_ORIGINS,

@@ -46,6 +46,7 @@ beforeAll(async () => {
       steerQueueMax: 20,
       userMaxConcurrentRuns: 2,
       rateLimitPerMinute: 30,
+      authCacheTtlMs: 10_000,
       jwtSecret: 'openapi-test-secret-0123456789',
       jwtTtlSeconds: 900,
       corsOrigins: [],

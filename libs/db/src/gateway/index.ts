@@ -31,6 +31,7 @@ export {
   createUser,
   findApiKeyUser,
   findUserByApiKey,
+  hashApiKey,
   revokeApiKey,
   storeApiKey,
 } from './users.ts';

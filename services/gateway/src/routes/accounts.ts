@@ -4,16 +4,19 @@ import { createApiKey, createUser, revokeApiKey } from '@quill/db/gateway';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayDependencies } from '../app.ts';
 import { requireUser } from '../auth.ts';
+import type { CredentialCache } from '../credential-cache.ts';
 import { parseInput } from '../http-errors.ts';
 
 /**
  * Accounts and self-service API keys (README "HTTP API"): an admin creates users; a user mints
  * keys (the secret is in the creation response only, the table keeps its hash and a prefix),
- * lists them by prefix and revokes them.
+ * lists them by prefix and revokes them. A revoked key stops working at once on every gateway
+ * (`credentials.revoked`).
  */
 export function registerAccountRoutes(
   app: FastifyInstance,
   dependencies: Pick<GatewayDependencies, 'pool'>,
+  credentials: CredentialCache,
 ): void {
   const { pool } = dependencies;
 
@@ -56,6 +59,8 @@ export function registerAccountRoutes(
     const user = requireUser(request);
     const { keyId } = parseInput(ApiKeyParams, request.params);
     if (!(await revokeApiKey(pool, user.id, keyId))) throw new QuillError('not_found');
+    credentials.revoked(keyId);
+    request.log.info({ key_id: keyId }, 'api key revoked');
     return reply.code(204).send();
   });
 }

@@ -1,0 +1,89 @@
+import { type Bus, decodeEnvelope, publishCore } from '@quill/bus';
+import { ApiKeyRevokedEnvelope } from '@quill/contracts';
+import { getUser, type Queryable, type User } from '@quill/db';
+import { findApiKeyUser, hashApiKey } from '@quill/db/gateway';
+import { LRUCache } from 'lru-cache';
+
+/** An API key's owner and the key's id (per-key usage). */
+export interface KeyHolder {
+  user: User;
+  keyId: string;
+}
+
+/**
+ * Who a request's credential names, remembered for `ttlMs` (GATEWAY_AUTH_CACHE_TTL_MS) so a
+ * client's requests do not each read the same rows: an API key's holder by the key's hash (the
+ * raw key is not kept), and the user a token or a stream ticket names by id. A user row is never
+ * changed once made; a key only gets revoked, and a revoked key is dropped at once here and, by a
+ * broadcast on the bus, on every other gateway; the TTL bounds a replica that missed it
+ * (docs/decisions/0067-credentials-remembered-briefly.md). Only what was found is kept: an
+ * unknown key is read again, so a key made a moment ago works at once. `ttlMs` 0 keeps nothing.
+ */
+export interface CredentialCache {
+  keyHolder(key: string): Promise<KeyHolder | null>;
+  user(userId: string): Promise<User | null>;
+  /** A key was revoked (its row already says so): forgotten here, and on the other gateways. */
+  revoked(keyId: string): void;
+  close(): void;
+}
+
+/** How many keys and users one gateway remembers at most; the least recently used go first. */
+const MAX_ENTRIES = 10_000;
+
+export function createCredentialCache(dependencies: {
+  pool: Queryable;
+  bus: Bus;
+  ttlMs: number;
+}): CredentialCache {
+  const { pool, bus, ttlMs } = dependencies;
+  const keys = ttlMs > 0 ? new LRUCache<string, KeyHolder>({ max: MAX_ENTRIES, ttl: ttlMs }) : undefined;
+  const users = ttlMs > 0 ? new LRUCache<string, User>({ max: MAX_ENTRIES, ttl: ttlMs }) : undefined;
+  // Bumped by every revocation: a key read that was under way meanwhile may have read the row
+  // before the revocation, so its answer is used once but not remembered.
+  let revocations = 0;
+
+  const forget = (keyId: string) => {
+    revocations++;
+    if (!keys) return;
+    // A key is remembered under its hash only; revocations are rare, so a scan is enough.
+    const hashes = [...keys.entries()].flatMap(([hash, holder]) => (holder.keyId === keyId ? [hash] : []));
+    for (const hash of hashes) keys.delete(hash);
+  };
+  const subject = bus.names.apiKeyRevoked;
+  const subscription = bus.connection.subscribe(subject, {
+    callback: (error, message) => {
+      if (error) return;
+      try {
+        forget(decodeEnvelope(ApiKeyRevokedEnvelope, subject, message.data).key_id);
+      } catch {
+        // Not a revocation this gateway can read: the TTL still bounds what it remembers.
+      }
+    },
+  });
+
+  return {
+    async keyHolder(key) {
+      const hash = hashApiKey(key);
+      const known = keys?.get(hash);
+      if (known) return known;
+      const before = revocations;
+      const found = await findApiKeyUser(pool, key);
+      if (found && keys && revocations === before) keys.set(hash, found);
+      return found;
+    },
+    async user(userId) {
+      const known = users?.get(userId);
+      if (known) return known;
+      const found = await getUser(pool, userId);
+      if (found) users?.set(userId, found);
+      return found;
+    },
+    revoked(keyId) {
+      forget(keyId);
+      publishCore(bus, subject, ApiKeyRevokedEnvelope, { v: 1, key_id: keyId });
+    },
+    close() {
+      subscription.unsubscribe();
+    },
+  };
+}
