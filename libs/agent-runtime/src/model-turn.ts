@@ -7,7 +7,7 @@ import type {
   ToolCall,
 } from '@quill/contracts';
 import { frame } from '@quill/contracts';
-import type { LlmAttempt, LlmClient, ModelTarget } from '@quill/llm';
+import type { FirstAdmission, LlmAttempt, LlmClient, ModelTarget } from '@quill/llm';
 import { type PendingFile, recordOwnWrite, type ToolDefinition, type ToolRunState } from '@quill/tools';
 import { createFileCapture, normaliseFileBody } from './file-capture.ts';
 import type { StepEmitter } from './frame-emitter.ts';
@@ -63,6 +63,8 @@ export interface TurnDependencies {
   abandoned?: () => boolean;
   /** Pins the model provider per session (failover). */
   sessionId?: string;
+  /** That session's first admission, read ahead while the turn opened (`LlmClient.readAdmission`). */
+  admission?: Promise<FirstAdmission>;
   /** The role's model per provider and output cap, from the pinned definition (docs/kernel.md). */
   targets?: Readonly<Record<string, ModelTarget>>;
   maxOutputTokens?: number;
@@ -162,6 +164,7 @@ export async function runModelTurn(
     runId,
     ...(dependencies.signal ? { signal: dependencies.signal } : {}),
     ...(dependencies.sessionId ? { sessionId: dependencies.sessionId } : {}),
+    ...(dependencies.admission ? { admission: dependencies.admission } : {}),
     ...(dependencies.targets ? { targets: dependencies.targets } : {}),
     ...(dependencies.maxOutputTokens === undefined ? {} : { maxOutputTokens: dependencies.maxOutputTokens }),
     ...(dependencies.onAttempt ? { onAttempt: dependencies.onAttempt } : {}),

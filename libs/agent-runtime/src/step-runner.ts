@@ -1,6 +1,7 @@
 import type { ChatMessage, StepResult, TaskEnvelope } from '@quill/contracts';
 import { withRunFence } from '@quill/db';
 import { deleteEmptyFiles } from '@quill/db/workers';
+import type { FirstAdmission } from '@quill/llm';
 import type { StopWatch } from '@quill/run-control';
 import { createToolRunState, promoteReads, TOOL_SPECS } from '@quill/tools';
 import type { Logger } from 'pino';
@@ -127,9 +128,15 @@ export async function runStepTurns(
   const turnDependencies = { emitter, state: tools, runId, saveFileBody: store.saveFileBody };
   const archive = createHistoryArchiveWrite(pool, task, log, { compacted: run.historyCompacted });
 
+  // The call a turn opens has its first admission (the session's pin and that provider's breaker)
+  // read while the turn opens, not after it: two Redis round trips at once on the way to the
+  // model's request (docs/decisions/0068-a-calls-admission-read-with-its-turn.md).
+  let admission: Promise<FirstAdmission> | undefined;
   const ports: StepPorts = {
     model: {
       call(request) {
+        const readAhead = admission;
+        admission = undefined;
         const turn = runModelTurn(
           {
             llm: dependencies.llm,
@@ -142,6 +149,7 @@ export async function runStepTurns(
             stopReason: () => stopWatch.reason(),
             abandoned: () => handBack?.aborted === true && !stopWatch.signal.aborted,
             sessionId: task.session_id,
+            ...(readAhead ? { admission: readAhead } : {}),
             targets: definition.targets,
             ...(definition.maxOutputTokens === undefined
               ? {}
@@ -180,7 +188,10 @@ export async function runStepTurns(
     },
     signals: {
       read: () => ({ stopReason: stopWatch.reason(), handBack: handBack?.aborted === true }),
-      openTurn: () => turns.open(),
+      openTurn: () => {
+        admission = dependencies.llm.readAdmission?.(task.session_id);
+        return turns.open();
+      },
       spendTokens: (count) => tokens.spend(count),
     },
     tools: {

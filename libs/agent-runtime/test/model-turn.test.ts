@@ -119,3 +119,34 @@ describe('runModelTurn and the <file> capture', () => {
     expect(state.pendingFile).toEqual(PENDING);
   });
 });
+
+describe('runModelTurn and its admission', () => {
+  it('hands the call the admission read ahead while its turn opened, and its session', async () => {
+    const inner = scriptedModel(['好的。']);
+    const requests: Array<Parameters<LlmClient['streamChat']>[0]> = [];
+    const llm: LlmClient = {
+      provider: inner.provider,
+      streamChat: (request) => {
+        requests.push(request);
+        return inner.streamChat(request);
+      },
+    };
+    const admission = Promise.resolve({ provider: 'backup', admission: 'closed' as const });
+    const { emitter } = recordingEmitter();
+    const dependencies = {
+      llm,
+      emitter,
+      state: createToolRunState(),
+      runId: 'run-1',
+      role: 'writer' as const,
+      saveFileBody: async () => undefined,
+      sessionId: 'session-1',
+    };
+    await runModelTurn(
+      { ...dependencies, admission },
+      { messages: [{ role: 'user', content: '写' }], tools: [] },
+    );
+    expect(requests[0]?.admission).toBe(admission);
+    expect(requests[0]?.sessionId).toBe('session-1');
+  });
+});

@@ -17,6 +17,7 @@ export { countStored, type OrderedItem, readOrdered, readStored } from './ordere
 export { publishCore, publishEnvelope } from './publish.ts';
 export { lastSequence, lastStored, nextStored, readOrderedRaw } from './raw-reads.ts';
 export { BusRequestError, type Responder, requestReply, serveRequests } from './request.ts';
+export { onReconnect } from './resubscribe.ts';
 export { publishFrame } from './run-events.ts';
 export { runTraceContext } from './run-trace.ts';
 export {

@@ -73,9 +73,9 @@ export const ConfigSchema = z.object({
   GATEWAY_TRUST_PROXY: bool.default(false),
   GATEWAY_RATE_LIMIT_PER_MINUTE: int(30, 1),
   // How long a gateway remembers who an API key or a token's user is, instead of reading them
-  // for every request; a revoked key is forgotten at once on every gateway (broadcast), this
-  // bounds one that missed the broadcast. 0: read at every request.
-  GATEWAY_AUTH_CACHE_TTL_MS: int(10_000, 0, 60_000),
+  // for every request; a revoked key is forgotten at once on every gateway (a broadcast, and a
+  // reconnect forgets every key), this bounds a gateway cut off from the bus. 0: read every time.
+  GATEWAY_AUTH_CACHE_TTL_MS: int(60_000, 0, 300_000),
   // The built web app the gateway serves at `/` (README "Web app"); empty: apps/web/dist if built.
   GATEWAY_WEB_DIST: z.string().default(''),
   // Browser origins allowed to call the API cross-origin (CORS), comma-separated; empty: none.

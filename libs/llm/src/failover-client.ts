@@ -84,6 +84,7 @@ export function createFailoverClient(options: FailoverClientOptions): FailoverLl
   return {
     provider: { name: primary.name, model: primary.model },
     providers: options.providers,
+    readAdmission: (sessionId) => firstAdmission({ providers: options.providers, breaker }, sessionId),
     streamChat: (request) =>
       streamWithFailover(
         {
@@ -112,7 +113,7 @@ async function* streamWithFailover(
   context: FailoverContext,
   request: ChatRequest,
 ): AsyncGenerator<LlmEvent, LlmCallResult, undefined> {
-  const first = await firstAdmission(context, request.sessionId);
+  const first = await (request.admission ?? firstAdmission(context, request.sessionId));
   // Grows by the same provider again when a retry of it is due (see canRetrySameProvider).
   const queue = providerOrder(context.providers, first.provider);
   const attempts: LlmAttempt[] = [];
@@ -296,7 +297,7 @@ function failOpen(breaker: CircuitBreaker, logger: LlmLogger | undefined): Circu
  * (when configured) read with the admission in one round trip; else the first configured.
  */
 async function firstAdmission(
-  context: FailoverContext,
+  context: Pick<FailoverContext, 'providers' | 'breaker'>,
   sessionId: string | undefined,
 ): Promise<FirstAdmission> {
   const configured = context.providers[0]!.name;

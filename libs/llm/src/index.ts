@@ -1,4 +1,4 @@
-export { readBreakerStates } from './circuit-breaker.ts';
+export { type FirstAdmission, readBreakerStates } from './circuit-breaker.ts';
 export { createLlmClient } from './client.ts';
 export { collectChat } from './collect.ts';
 export { LlmCallError, quillErrorCodeFor } from './errors.ts';

@@ -1,4 +1,5 @@
 import type { ChatMessage, TokenUsage, ToolCall } from '@quill/contracts';
+import type { FirstAdmission } from './circuit-breaker.ts';
 import type { ModelTarget } from './provider.ts';
 
 /** A function tool in the OpenAI Chat Completions shape (`parameters` is a JSON schema). */
@@ -36,6 +37,12 @@ export interface ChatRequest {
    */
   onAttempt?: (attempt: LlmAttempt) => void;
   signal?: AbortSignal;
+  /**
+   * The failover client's first admission for this call (the session's pin and its provider's
+   * breaker), read ahead with `readAdmission` while the caller waited for something else; unset,
+   * the call reads it itself. Only for a call of the session it was read for.
+   */
+  admission?: Promise<FirstAdmission>;
 }
 
 /** One request to one provider within a model call. */
@@ -87,6 +94,14 @@ export interface LlmClient {
    * result when it finishes, throws `LlmCallError` otherwise.
    */
   streamChat(request: ChatRequest): AsyncGenerator<LlmEvent, LlmCallResult, undefined>;
+  /**
+   * Reads now what a call of this session opens with (its pin and that provider's breaker), for
+   * the caller to hand to that call as `ChatRequest.admission`: one round trip taken alongside
+   * the caller's own instead of after it. Never rejects (Redis unreachable reads as closed). Only
+   * the failover client has it; a half-open probe read ahead and never used holds the probe for
+   * its lease (`probeLeaseMs`), as a probe whose call died would.
+   */
+  readAdmission?(sessionId: string): Promise<FirstAdmission>;
 }
 
 /** The structural subset of a pino logger this lib writes to. */

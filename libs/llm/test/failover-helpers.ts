@@ -3,7 +3,7 @@ import type { ChatMessage } from '@quill/contracts';
 import { type FakeLlm, startFakeLlm } from '@quill/fake-llm';
 import { createRedis, type RedisClient, type RedisKeys, redisKeys } from '@quill/redis';
 import { testUrls, uniqueName } from '../../../test/support/urls.ts';
-import type { BreakerSettings } from '../src/circuit-breaker.ts';
+import type { BreakerSettings, FirstAdmission } from '../src/circuit-breaker.ts';
 import type { LlmTimeouts } from '../src/client.ts';
 import type { RetrySettings } from '../src/failover-client.ts';
 import {
@@ -93,7 +93,13 @@ export const hello: ChatMessage[] = [{ role: 'user', content: '你好' }];
 /** One call through the client; collects its text, its attempts (via the hook) and result or error. */
 export async function call(
   client: FailoverLlmClient,
-  request: { runId: string; sessionId?: string; role?: string; messages?: ChatMessage[] },
+  request: {
+    runId: string;
+    sessionId?: string;
+    role?: string;
+    messages?: ChatMessage[];
+    admission?: Promise<FirstAdmission>;
+  },
 ): Promise<{
   text: string;
   thinking: string;
@@ -111,6 +117,7 @@ export async function call(
         role: request.role ?? 'quality_reviewer',
         runId: request.runId,
         ...(request.sessionId ? { sessionId: request.sessionId } : {}),
+        ...(request.admission ? { admission: request.admission } : {}),
         onAttempt: (attempt) => attempts.push(attempt),
       }),
       (event) => {

@@ -109,6 +109,24 @@ describe('failover before any output', () => {
     expect(await pinOf(sessionId)).toBe('primary');
   });
 
+  it('a call handed the admission read ahead opens where that read said, not where the pin says now', async () => {
+    const sessionId = 'session-read-ahead';
+    await rig.redis.set(rig.keys.llmPin(sessionId), 'backup', 'PX', 60_000);
+    const client = rig.client();
+    const admission = client.readAdmission!(sessionId);
+    expect(await admission).toEqual({ provider: 'backup', admission: 'closed' });
+    // The pin moves after the read: only a call that reads again would see it.
+    await rig.redis.set(rig.keys.llmPin(sessionId), 'primary', 'PX', 60_000);
+    const ahead = await call(client, { runId: 'ahead-1', sessionId, admission });
+    expect(ahead.result).toMatchObject({ provider: 'backup', failovers: 0 });
+    expect(rig.primary.requests({ run_id: 'ahead-1' })).toHaveLength(0);
+    // Without one, the call reads the pin itself (the served call pinned the session to the backup).
+    await rig.redis.set(rig.keys.llmPin(sessionId), 'primary', 'PX', 60_000);
+    const read = await call(client, { runId: 'ahead-2', sessionId });
+    expect(read.result).toMatchObject({ provider: 'primary', failovers: 0 });
+    expect(rig.backup.requests({ run_id: 'ahead-2' })).toHaveLength(0);
+  });
+
   it('with Redis unreachable a session call goes on: configured order, breakers taken as closed', async () => {
     // A client whose every Redis command fails (nothing listens there, no retry per command).
     const closed = await closedPort();

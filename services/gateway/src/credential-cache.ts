@@ -1,4 +1,4 @@
-import { type Bus, decodeEnvelope, publishCore } from '@quill/bus';
+import { type Bus, decodeEnvelope, onReconnect, publishCore } from '@quill/bus';
 import { ApiKeyRevokedEnvelope } from '@quill/contracts';
 import { getUser, type Queryable, type User } from '@quill/db';
 import { findApiKeyUser, hashApiKey } from '@quill/db/gateway';
@@ -15,8 +15,9 @@ export interface KeyHolder {
  * client's requests do not each read the same rows: an API key's holder by the key's hash (the
  * raw key is not kept), and the user a token or a stream ticket names by id. A user row is never
  * changed once made; a key only gets revoked, and a revoked key is dropped at once here and, by a
- * broadcast on the bus, on every other gateway; the TTL bounds a replica that missed it
- * (docs/decisions/0067-credentials-remembered-briefly.md). Only what was found is kept: an
+ * broadcast on the bus, on every other gateway. A gateway whose connection to the bus was cut
+ * may have missed one: it forgets every key when it reconnects, and the TTL bounds the cut
+ * itself (docs/decisions/0067-credentials-remembered-briefly.md). Only what was found is kept: an
  * unknown key is read again, so a key made a moment ago works at once. `ttlMs` 0 keeps nothing.
  */
 export interface CredentialCache {
@@ -61,6 +62,12 @@ export function createCredentialCache(dependencies: {
     },
   });
 
+  // Core messages sent while the connection was down are not delivered after it comes back.
+  const stopWatching = onReconnect(bus, () => {
+    revocations++;
+    keys?.clear();
+  });
+
   return {
     async keyHolder(key) {
       const hash = hashApiKey(key);
@@ -83,6 +90,7 @@ export function createCredentialCache(dependencies: {
       publishCore(bus, subject, ApiKeyRevokedEnvelope, { v: 1, key_id: keyId });
     },
     close() {
+      stopWatching();
       subscription.unsubscribe();
     },
   };

@@ -4,6 +4,7 @@ import { createApiKey, createUser, findApiKeyUser, revokeApiKey } from '@quill/d
 import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { eventually } from '../../../test/support/api.ts';
+import { startTcpProxy } from '../../../test/support/tcp-proxy.ts';
 import { closeTestBus, openTestBus } from '../../../test/support/test-bus.ts';
 import { testUrls } from '../../../test/support/urls.ts';
 import { type CredentialCache, createCredentialCache } from '../src/credential-cache.ts';
@@ -115,6 +116,34 @@ describe('the credential cache', () => {
     expect((await here.keyHolder(kept.key))?.keyId).toBe(kept.id);
     expect((await there.keyHolder(kept.key))?.keyId).toBe(kept.id);
     expect(statements.count).toBe(beforeKept);
+  });
+
+  it('forgets every key when its connection to the bus comes back: a broadcast sent meanwhile was lost', async () => {
+    const target = new URL(testUrls.nats);
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 4222) });
+    const cutOff = await connectBus({
+      url: proxy.urlFor(testUrls.nats),
+      namespace: bus.names.namespace,
+      name: 'cut-off-gateway',
+    });
+    try {
+      const { id, key } = await createApiKey(database.pool, author.id, 'revoked while cut off');
+      const here = cacheOn(bus, 60_000);
+      // Its TTL outlasts the test: only the reconnect can make it read the key again.
+      const there = cacheOn(cutOff, 60_000);
+      expect((await there.keyHolder(key))?.keyId).toBe(id);
+      proxy.cut();
+      expect(await revokeApiKey(database.pool, author.id, id)).toBe(true);
+      here.revoked(id);
+      // Cut off, it still answers from what it remembers: the broadcast did not reach it.
+      expect((await there.keyHolder(key))?.keyId).toBe(id);
+      proxy.restore();
+      await eventually(async () => ((await there.keyHolder(key)) === null ? true : undefined));
+    } finally {
+      proxy.restore();
+      await cutOff.close();
+      await proxy.close();
+    }
   });
 
   it('does not remember a key read that was under way while a key was revoked', async () => {
