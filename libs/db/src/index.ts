@@ -76,6 +76,7 @@ export {
   type ApiKeySummary,
   findUserByEmail,
   getUser,
+  hashApiKey,
   listApiKeys,
   type User,
   type UserRole,

@@ -1,7 +1,7 @@
 import { type Bus, decodeEnvelope, onReconnect, publishCore } from '@quill/bus';
 import { ApiKeyRevokedEnvelope } from '@quill/contracts';
-import { getUser, type Queryable, type User } from '@quill/db';
-import { findApiKeyUser, hashApiKey } from '@quill/db/gateway';
+import { getUser, hashApiKey, type Queryable, type User } from '@quill/db';
+import { findApiKeyUser } from '@quill/db/gateway';
 import { LRUCache } from 'lru-cache';
 
 /** An API key's owner and the key's id (per-key usage). */

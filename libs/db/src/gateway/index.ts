@@ -31,7 +31,6 @@ export {
   createUser,
   findApiKeyUser,
   findUserByApiKey,
-  hashApiKey,
   revokeApiKey,
   storeApiKey,
 } from './users.ts';
