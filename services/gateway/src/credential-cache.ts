@@ -50,6 +50,10 @@ export function createCredentialCache(dependencies: {
     const hashes = [...keys.entries()].flatMap(([hash, holder]) => (holder.keyId === keyId ? [hash] : []));
     for (const hash of hashes) keys.delete(hash);
   };
+  const forgetEveryKey = () => {
+    revocations++;
+    keys?.clear();
+  };
   const subject = bus.names.apiKeyRevoked;
   const subscription = bus.connection.subscribe(subject, {
     callback: (error, message) => {
@@ -57,16 +61,14 @@ export function createCredentialCache(dependencies: {
       try {
         forget(decodeEnvelope(ApiKeyRevokedEnvelope, subject, message.data).key_id);
       } catch {
-        // Not a revocation this gateway can read: the TTL still bounds what it remembers.
+        // A revocation this gateway cannot read (another version's?) still names some key.
+        forgetEveryKey();
       }
     },
   });
 
   // Core messages sent while the connection was down are not delivered after it comes back.
-  const stopWatching = onReconnect(bus, () => {
-    revocations++;
-    keys?.clear();
-  });
+  const stopWatching = onReconnect(bus, forgetEveryKey);
 
   return {
     async keyHolder(key) {
@@ -87,7 +89,14 @@ export function createCredentialCache(dependencies: {
     },
     revoked(keyId) {
       forget(keyId);
-      publishCore(bus, subject, ApiKeyRevokedEnvelope, { v: 1, key_id: keyId });
+      // While the connection is being re-established the client keeps the message and sends it
+      // on reconnect; only a closed connection (this gateway shutting down) refuses it, and then
+      // the other gateways forget the key when its TTL ends.
+      try {
+        publishCore(bus, subject, ApiKeyRevokedEnvelope, { v: 1, key_id: keyId });
+      } catch {
+        // The row is revoked; the author's request succeeded.
+      }
     },
     close() {
       stopWatching();

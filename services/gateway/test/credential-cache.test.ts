@@ -146,6 +146,20 @@ describe('the credential cache', () => {
     }
   });
 
+  it('forgets every key on a revocation it cannot read', async () => {
+    const { key } = await createApiKey(database.pool, author.id, 'unreadable');
+    const cache = cacheOn(bus, 60_000);
+    await cache.keyHolder(key);
+    const statements = countStatements();
+    await cache.keyHolder(key);
+    expect(statements.count).toBe(0);
+    bus.connection.publish(bus.names.apiKeyRevoked, new TextEncoder().encode('{"v":2}'));
+    await eventually(async () => {
+      await cache.keyHolder(key);
+      return statements.count > 0 ? true : undefined;
+    });
+  });
+
   it('does not remember a key read that was under way while a key was revoked', async () => {
     const { key } = await createApiKey(database.pool, author.id, 'racing');
     const cache = cacheOn(bus, 60_000);
