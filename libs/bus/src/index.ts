@@ -18,7 +18,7 @@ export { publishCore, publishEnvelope } from './publish.ts';
 export { lastSequence, lastStored, nextStored, readOrderedRaw } from './raw-reads.ts';
 export { BusRequestError, type Responder, requestReply, serveRequests } from './request.ts';
 export { onReconnect } from './resubscribe.ts';
-export { publishFrame } from './run-events.ts';
+export { publishFrame, readRunFramesAndSteps } from './run-events.ts';
 export { runTraceContext } from './run-trace.ts';
 export {
   ensureRoleConsumer,

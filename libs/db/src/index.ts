@@ -86,7 +86,7 @@ export { isUuid } from './ids.ts';
 export { adminUrl, ensureDatabase, migrate, readMigrations } from './migrate.ts';
 export { createPool, PG_ERROR, pgErrorCode, type Queryable, withTransaction } from './pool.ts';
 export type { PhaseWrite } from './router/phase-writes.ts';
-export { type ArchivedFrame, type ArchivedStep, getArchivedFrames } from './router/run-archives.ts';
+export { type ArchivedFrame, getArchivedFrames } from './router/run-archives.ts';
 export {
   type FinishRunInput,
   getActiveRunForSession,

@@ -9,17 +9,9 @@ import {
   createUser,
   recordAiArtifact,
 } from '../src/gateway/index.ts';
-import { type FinishRunInput, getActiveRunForSession } from '../src/index.ts';
-import {
-  appendMessage,
-  createRun,
-  endRunAndSession,
-  finishRun,
-  mergeMessageRouting,
-  setSessionPhase,
-} from '../src/router/index.ts';
-import type { RunEnd, RunEndOptions } from '../src/router/run-end.ts';
-import { sessionAwaitsAcceptance } from '../src/shared-tables/artifacts.ts';
+import type { FinishRunInput } from '../src/index.ts';
+import { appendMessage, createRun, endRunAndSession } from '../src/router/index.ts';
+import { endStepByStep, type RunEndOptions } from '../src/router/run-end.ts';
 import { createTestDatabase, type TestDatabase } from '../src/testing.ts';
 
 let database: TestDatabase;
@@ -100,42 +92,6 @@ async function build(scenario: Scenario): Promise<{ runId: string; sessionId: st
   return { runId, sessionId, messageId };
 }
 
-/**
- * The reference: the run's end as separate reads and compare-and-sets, then, for a run it moved,
- * the reply appended and the acceptance read on their own (as the router did before they joined
- * the end's statement).
- */
-async function endStepByStep(
-  run: { runId: string; sessionId: string },
-  input: FinishRunInput,
-  options: RunEndOptions,
-): Promise<RunEnd> {
-  const { pool } = database;
-  if (options.routing) await mergeMessageRouting(pool, options.routing.messageId, options.routing.patch);
-  const write = await finishRun(pool, run.runId, input);
-  if (write.kind !== 'applied')
-    return { run: write, session: undefined, replyStored: false, awaitsAcceptance: false };
-  if (options.reply)
-    await appendMessage(pool, {
-      sessionId: run.sessionId,
-      runId: run.runId,
-      role: 'assistant',
-      ...options.reply,
-    });
-  const alongside = {
-    replyStored: options.reply !== undefined,
-    awaitsAcceptance: options.acceptance === true && (await sessionAwaitsAcceptance(pool, run.sessionId)),
-  };
-  if (write.from === 'idle') return { run: write, session: undefined, ...alongside };
-  const other = await getActiveRunForSession(pool, run.sessionId);
-  if (other && other.runId !== run.runId) return { run: write, session: undefined, ...alongside };
-  return {
-    run: write,
-    session: await setSessionPhase(pool, run.sessionId, input.phase, options),
-    ...alongside,
-  };
-}
-
 /** What the end left: the run's row (its end columns) and the session's phase row. */
 async function state(run: { runId: string; sessionId: string }) {
   const { rows: runs } = await database.pool.query(
@@ -214,7 +170,10 @@ describe('ending a run in one statement', () => {
             ? { routing: { messageId: run.messageId, patch: { outcome: { reason: 'completed' } } } }
             : {};
         const ended = await endRunAndSession(database.pool, one, input, { ...options, ...routing(one) });
-        const expected = await endStepByStep(reference, input, { ...options, ...routing(reference) });
+        const expected = await endStepByStep(database.pool, reference, input, {
+          ...options,
+          ...routing(reference),
+        });
         expect(ended).toEqual(expected);
         expect(await state(one)).toEqual(await state(reference));
       }),

@@ -1,10 +1,8 @@
-import { type Bus, readStored } from '@quill/bus';
+import { type Bus, readRunFramesAndSteps, readStored } from '@quill/bus';
 import {
-  EventEnvelope,
   RUN_RECORDS_READ_ONE_BY_ONE,
   SETTLED_RECORD_MAX_BYTES,
   type SettledRunRecord,
-  StepRecordEnvelope,
   type StepResult,
   UsageEnvelope,
 } from '@quill/contracts';
@@ -25,18 +23,10 @@ export interface StoredRunRecord extends RunRecord {
  * sequences too: the settlement's reply hands them to the router's archive.
  */
 export async function readRunRecord(bus: Bus, runId: string): Promise<StoredRunRecord> {
-  const stream = bus.names.streams.events;
-  const [events, steps, usage] = await Promise.all([
-    readStored(bus, { stream, subject: bus.names.events(runId), schema: EventEnvelope }),
+  const [stored, usage] = await Promise.all([
+    readRunFramesAndSteps(bus, runId),
     readStored(bus, {
-      stream,
-      subject: bus.names.steps(runId),
-      schema: StepRecordEnvelope,
-      few: RUN_RECORDS_READ_ONE_BY_ONE,
-      settled: true,
-    }),
-    readStored(bus, {
-      stream,
+      stream: bus.names.streams.events,
       subject: bus.names.usage(runId),
       schema: UsageEnvelope,
       few: RUN_RECORDS_READ_ONE_BY_ONE,
@@ -44,14 +34,10 @@ export async function readRunRecord(bus: Bus, runId: string): Promise<StoredRunR
     }),
   ]);
   const results = new Map<number, StepResult>();
-  for (const item of steps) {
+  for (const { record } of stored.steps) {
     // A step result published twice (a retried worker) is one step.
-    if (item.envelope?.kind === 'result') results.set(item.envelope.result.step, item.envelope.result);
+    if (record.kind === 'result') results.set(record.result.step, record.result);
   }
-  const stored: SettledRunRecord = {
-    frames: events.flatMap((item) => (item.envelope ? [{ seq: item.seq, frame: item.envelope.frame }] : [])),
-    steps: steps.flatMap((item) => (item.envelope ? [{ seq: item.seq, record: item.envelope }] : [])),
-  };
   return {
     frames: stored.frames.map((item) => item.frame),
     steps: [...results.values()],

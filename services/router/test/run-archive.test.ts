@@ -1,4 +1,4 @@
-import { readStored } from '@quill/bus';
+import { readRunFramesAndSteps, readStored } from '@quill/bus';
 import { EventEnvelope, frame, type SettledRunRecord, StepRecordEnvelope } from '@quill/contracts';
 import { getArchivedFrames } from '@quill/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +17,7 @@ let reads: ReturnType<typeof countStoredReads>;
 let billingReads = 0;
 
 /** The run's stored frames and step records with their sequences, read as billing reads them. */
+/** What the stream holds, read plainly (each subject whole): the oracle the archive is held to. */
 async function storedRecord(runId: string): Promise<SettledRunRecord> {
   const stream = rig.bus.names.streams.events;
   const [events, steps] = await Promise.all([
@@ -34,7 +35,8 @@ beforeAll(async () => {
     const reply = settled('refund', 2);
     if (!carrying) return reply;
     const before = reads.count;
-    const record = await storedRecord(request.run_id);
+    // As billing reads the run to settle it.
+    const record = await readRunFramesAndSteps(rig.bus, request.run_id);
     billingReads += reads.count - before;
     return { ...reply, record };
   });

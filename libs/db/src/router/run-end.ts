@@ -170,8 +170,11 @@ function verdict(subject: PhaseSubject, before: Phase, to: Phase, moved: boolean
   return 'raced';
 }
 
-/** The same end as separate reads and compare-and-sets, each retried on a lost race. */
-async function endStepByStep(
+/**
+ * The same end as separate reads and compare-and-sets, each retried on a lost race: the path of a
+ * statement that lost one, and the reference the statement is tested against.
+ */
+export async function endStepByStep(
   db: Queryable,
   run: { runId: string; sessionId: string },
   input: FinishRunInput,

@@ -1,16 +1,10 @@
-import { type Bus, readStored } from '@quill/bus';
-import { EventEnvelope, RUN_RECORDS_READ_ONE_BY_ONE, StepRecordEnvelope } from '@quill/contracts';
-import type { ArchivedFrame, ArchivedStep } from '@quill/db';
+import { type Bus, readRunFramesAndSteps } from '@quill/bus';
+import type { SettledRunRecord } from '@quill/contracts';
+import type { ArchivedFrame } from '@quill/db';
 import { saveRunArchive } from '@quill/db/router';
 import type { Pool } from 'pg';
 
 export type ArchiveResult = 'archived' | 'already' | 'not_ended';
-
-/** A run's frames and step records with their stream sequences. */
-export interface RunRecordCopy {
-  frames: ArchivedFrame[];
-  steps: ArchivedStep[];
-}
 
 /**
  * Copies a run's frames and step records from EVENTS (kept `EVENTS_MAX_AGE_H`) to the archive
@@ -23,30 +17,12 @@ export async function archiveRun(
   bus: Bus,
   pool: Pool,
   runId: string,
-  known?: RunRecordCopy,
+  known?: SettledRunRecord,
 ): Promise<ArchiveResult> {
-  const { frames, steps } = known ?? (await readRecord(bus, runId));
+  const { frames, steps } = known ?? (await readRunFramesAndSteps(bus, runId));
   // Frames but no `done`: someone is still ending the stream; the sweep comes back later.
   if (frames.length > 0 && !frames.some((item) => item.frame.type === 'done')) return 'not_ended';
   return (await saveRunArchive(pool, { runId, frames, steps })) ? 'archived' : 'already';
-}
-
-async function readRecord(bus: Bus, runId: string): Promise<RunRecordCopy> {
-  const stream = bus.names.streams.events;
-  const [events, steps] = await Promise.all([
-    readStored(bus, { stream, subject: bus.names.events(runId), schema: EventEnvelope }),
-    readStored(bus, {
-      stream,
-      subject: bus.names.steps(runId),
-      schema: StepRecordEnvelope,
-      few: RUN_RECORDS_READ_ONE_BY_ONE,
-      settled: true,
-    }),
-  ]);
-  return {
-    frames: events.flatMap((item) => (item.envelope ? [{ seq: item.seq, frame: item.envelope.frame }] : [])),
-    steps: steps.flatMap((item) => (item.envelope ? [{ seq: item.seq, record: item.envelope }] : [])),
-  };
 }
 
 /** A frame the finisher published, with the sequence its ack named. */
@@ -64,9 +40,9 @@ export interface PublishedFrame extends ArchivedFrame {
  * archive reads the run.
  */
 export function settledRecordCopy(
-  settled: RunRecordCopy,
+  settled: SettledRunRecord,
   storedAfter: readonly PublishedFrame[],
-): RunRecordCopy | undefined {
+): SettledRunRecord | undefined {
   const bySeq = new Map<number, ArchivedFrame>(settled.frames.map((item) => [item.seq, item]));
   for (const { seq, frame, duplicate } of storedAfter) {
     if (bySeq.has(seq)) continue;
