@@ -19,7 +19,7 @@ import {
   RunStartEnvelope,
   type SseFrame,
 } from '@quill/contracts';
-import { type User, withTransaction } from '@quill/db';
+import type { User } from '@quill/db';
 import { openLaunchSession, recordRunLaunch } from '@quill/db/gateway';
 import { acquireRunSlots, type RedisClient, type RedisKeys, releaseRunSlots } from '@quill/redis';
 import { quillMetrics } from '@quill/telemetry';
@@ -94,9 +94,10 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
     if (slots !== 'ok') throw new QuillError(slots);
     let reserved = false;
     let opened = false;
-    // Billing and the router answer while the author's message is written; it commits only once
-    // both said yes, so a refused request leaves no message and no credit taken (and the router
-    // drops the run it opened).
+    // Billing and the router are asked together; the launch's writes go once both said yes, as
+    // one statement, so a refused request leaves no message and no credit taken (and the router
+    // drops the run it opened) without a transaction held open across the two requests
+    // (docs/decisions/0069-launch-writes-after-the-answers.md).
     const reservation = settle(
       requestReply(
         bus,
@@ -124,23 +125,20 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
       ),
     );
     try {
-      const message = await withTransaction(pool, async (client) => {
-        // The start snapshot, the message, the pins: one statement (recordRunLaunch).
-        const recorded = await recordRunLaunch(client, {
-          projectId: body.project_id,
-          sessionId: session.sessionId,
-          runId,
-          userId: user.id,
-          message: body.message,
-        });
-        const [answer, admitted] = await Promise.all([reservation, admission]);
-        opened = admitted.ok && admitted.value.ok;
-        reserved = answer.ok && answer.value.ok;
-        if (!answer.ok) throw answer.error;
-        if (!answer.value.ok) throw new QuillError(reservationRefusal(answer.value.code));
-        if (!admitted.ok) throw admitted.error;
-        if (!admitted.value.ok) throw new QuillError('service_unavailable');
-        return recorded;
+      const [answer, admitted] = await Promise.all([reservation, admission]);
+      opened = admitted.ok && admitted.value.ok;
+      reserved = answer.ok && answer.value.ok;
+      if (!answer.ok) throw answer.error;
+      if (!answer.value.ok) throw new QuillError(reservationRefusal(answer.value.code));
+      if (!admitted.ok) throw admitted.error;
+      if (!admitted.value.ok) throw new QuillError('service_unavailable');
+      // The start snapshot, the message, the pins: one statement, atomic on its own.
+      const message = await recordRunLaunch(pool, {
+        projectId: body.project_id,
+        sessionId: session.sessionId,
+        runId,
+        userId: user.id,
+        message: body.message,
       });
       // One connection keeps its publishes in order, so run_started is still the run's first frame.
       const started = frame('run_started', runId, {
@@ -174,10 +172,6 @@ export function createRunLauncher(dependencies: LauncherDependencies) {
       quillMetrics().runsStarted.add(1, { generation_mode: body.generation_mode });
       return { runId, sessionId: session.sessionId, runStarted: { seq: stored.seq, frame: started } };
     } catch (error) {
-      // Rows that failed before billing or the router answered: what they granted meanwhile stands.
-      const [answer, admitted] = await Promise.all([reservation, admission]);
-      reserved = reserved || (answer.ok && answer.value.ok);
-      opened = opened || (admitted.ok && admitted.value.ok);
       await undo(runId, user.id, { reserved, opened }, logger);
       await releaseRunSlots(redis, { sessionLock: lockKey, userSemaphore: semaphoreKey }, runId);
       if (error instanceof QuillError) throw error;

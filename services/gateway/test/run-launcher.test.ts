@@ -29,6 +29,7 @@ import {
   type RedisClient,
   type RedisKeys,
   redisKeys,
+  releaseRunSlots,
 } from '@quill/redis';
 import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
@@ -46,6 +47,10 @@ let owner: User;
 let viewer: User;
 let projectId: string;
 let reserve: BillingReserveReply = { v: 1, ok: true, credits_left: 10 };
+/** Set by a case that holds billing's answer until it lets it go. */
+let reserveHeld: Promise<void> | undefined;
+/** Called each time billing is asked (after the request arrived, before it answers). */
+let onReserveAsked: (() => void) | undefined;
 let admit: RunOpenReply = { v: 1, ok: true, phase: 'idle' };
 const settles: BillingSettleRequest[] = [];
 const responders: Responder[] = [];
@@ -68,7 +73,11 @@ beforeAll(async () => {
       bus,
       bus.names.billingReserve,
       { request: BillingReserveRequest, reply: BillingReserveReply },
-      async () => reserve,
+      async () => {
+        onReserveAsked?.();
+        await reserveHeld;
+        return reserve;
+      },
     ),
     standIn(
       bus,
@@ -177,6 +186,44 @@ describe('gateway run launcher', () => {
     expect(starts).toMatchObject([
       { run_id: launched.runId, session_id: launched.sessionId, message: '写第一章' },
     ]);
+  });
+
+  it('writes nothing and holds no database connection while billing has not answered', async () => {
+    reserve = { v: 1, ok: true, credits_left: 10 };
+    const { sessionId } = await createSession(database.pool, { projectId, userId: owner.id, title: 'chat' });
+    let answer!: () => void;
+    reserveHeld = new Promise((resolve) => {
+      answer = resolve;
+    });
+    const asked = new Promise<void>((resolve) => {
+      onReserveAsked = resolve;
+    });
+    try {
+      const launching = launcher()(owner, body({ session_id: sessionId }), logger);
+      await asked;
+      // The router has admitted the run meanwhile; the launch waits for billing alone.
+      await vi.waitFor(() => expect(opens.at(-1)?.session_id).toBe(sessionId), { timeout: 10_000 });
+      const { pool } = database;
+      expect(pool.totalCount - pool.idleCount).toBe(0);
+      expect(await launchRows(sessionId, opens.at(-1)!.run_id)).toEqual({
+        messages: 0,
+        snapshots: 0,
+        skills: 0,
+      });
+      answer();
+      const launched = await launching;
+      expect(await launchRows(sessionId, launched.runId)).toMatchObject({ messages: 1, snapshots: 1 });
+      // Its slot is given back, as the run's end would: the cases below count the user's slots.
+      await releaseRunSlots(
+        redis,
+        { sessionLock: keys.sessionLock(sessionId), userSemaphore: keys.userSemaphore(owner.id) },
+        launched.runId,
+      );
+    } finally {
+      answer();
+      reserveHeld = undefined;
+      onReserveAsked = undefined;
+    }
   });
 
   it('a second run on a busy session is refused session_busy and leaves the first alone', async () => {

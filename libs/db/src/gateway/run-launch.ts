@@ -76,8 +76,8 @@ function fromRow(row: ({ member_role: ProjectRole } & Partial<SessionRow>) | und
  * Everything the gateway writes for a starting run, in one statement: the run's start snapshot
  * (docs/kernel.md "Snapshots and undo"), the author's message, the session's last activity, the
  * session's definition pins and the run's skill versions (docs/kernel.md "Definitions and
- * pinning"). Run it in the launch transaction: it commits only once billing and the router said
- * yes (docs/architecture.md, `messages`). Returns the message's id.
+ * pinning"). One statement is atomic on its own: the launcher runs it once billing and the router
+ * both said yes (docs/architecture.md, `messages`). Returns the message's id.
  */
 export async function recordRunLaunch(
   db: Queryable,
