@@ -1,7 +1,7 @@
 import { consumeDurable, ensureRoleConsumer, TASK_MAX_DELIVER } from '@quill/bus';
-import { type AgentRole, RoleTaskMessage, type TaskEnvelope } from '@quill/contracts';
-import { type RoleDefinition, retryTransient, withTransaction } from '@quill/db';
-import { resolveRunDefinition, seedRoleDefinition } from '@quill/db/workers';
+import { type AgentRole, RoleTaskMessage } from '@quill/contracts';
+import { type RoleDefinition, withTransaction } from '@quill/db';
+import { seedRoleDefinition, startRunStep } from '@quill/db/workers';
 import { createFailoverClientFromSettings } from '@quill/llm';
 import type { ServiceRuntime } from '@quill/service-kit';
 import { toolNamesForRole } from '@quill/tools';
@@ -9,7 +9,7 @@ import type { Pool } from 'pg';
 import { createBlankFilesHandler } from './blank-files.ts';
 import { createFlushWindow } from './flush-window.ts';
 import { composeDirective } from './protocol.ts';
-import { type AppliedDefinition, applyDefinition, buildRoleDefinition } from './role-definition.ts';
+import { applyDefinition, buildRoleDefinition } from './role-definition.ts';
 import { createRoleTaskHandler } from './role-worker.ts';
 
 /**
@@ -43,13 +43,15 @@ export async function startRoleWorkers(
     llm,
     logger,
     instanceId: config.instanceId,
-    definitionFor: async (task) => {
-      // Idempotent reads and pins: a transient database fault is retried like the other step
-      // set-up reads (role-worker.ts), not turned into a failed delivery.
-      const applied = await retryTransient(() => pinnedDefinition(runtime.pool, task, own.get(task.role)!), {
-        maxMs: config.DATABASE_WRITE_RETRY_MS,
+    stepStart: async (task) => {
+      const { run, pinned } = await startRunStep(runtime.pool, {
+        sessionId: task.session_id,
+        runId: task.run_id,
+        role: task.role,
       });
-      return { ...applied, prompt: composeDirective(applied.prompt, task) };
+      // The build's own definition when the role has none at all.
+      const applied = applyDefinition(pinned?.definition ?? null, own.get(task.role)!);
+      return { run, definition: { ...applied, prompt: composeDirective(applied.prompt, task) } };
     },
     settings: {
       flushMs: config.AGENT_TEXT_FLUSH_MS,
@@ -120,21 +122,4 @@ async function seedRoleDefinitions(
     own.set(role, definition);
   }
   return own;
-}
-
-/**
- * The definition a step runs with: its session's pin (recorded against the run), or the build's
- * own when the role has no definition at all.
- */
-async function pinnedDefinition(
-  pool: Pool,
-  task: TaskEnvelope,
-  own: RoleDefinition,
-): Promise<AppliedDefinition> {
-  const pinned = await resolveRunDefinition(pool, {
-    sessionId: task.session_id,
-    runId: task.run_id,
-    role: task.role,
-  });
-  return applyDefinition(pinned?.definition ?? null, own);
 }

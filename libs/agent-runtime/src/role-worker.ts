@@ -2,11 +2,12 @@ import { ack, type Bus, type DeliveryContext, type Disposition, nak, publishEnve
 import {
   type ErrorCode,
   msgIds,
+  type Phase,
   StepRecordEnvelope,
   type StepResult,
   type TaskEnvelope,
 } from '@quill/contracts';
-import { getRun, RunFencedError, retryTransient } from '@quill/db';
+import { RunFencedError, retryTransient } from '@quill/db';
 import { bumpRunEpoch } from '@quill/db/workers';
 import type { LlmClient } from '@quill/llm';
 import type { RedisClient, RedisKeys } from '@quill/redis';
@@ -31,12 +32,17 @@ export interface RoleWorkerDependencies {
   logger: Logger;
   instanceId: string;
   /**
-   * What the step runs with, from its session's pinned role definition (docs/kernel.md
-   * "Definitions and pinning"): `prompt` is the whole directive, sent as the run's last input
-   * message (docs/agent-behaviour.md step 4); the tool set, the model and output cap per
-   * provider, the tool-turn cap, the output continuations and the skill budget.
+   * The step's start, in one statement: the run's phase and write epoch, and what the step runs
+   * with, from its session's pinned role definition (docs/kernel.md "Definitions and pinning"):
+   * `prompt` is the whole directive, sent as the run's last input message
+   * (docs/agent-behaviour.md step 4); the tool set, the model and output cap per provider, the
+   * tool-turn cap, the output continuations and the skill budget. One attempt: the worker
+   * retries transient database faults.
    */
-  definitionFor(task: TaskEnvelope): Promise<AppliedDefinition>;
+  stepStart(task: TaskEnvelope): Promise<{
+    run: { phase: Phase; epoch: number } | null;
+    definition: AppliedDefinition;
+  }>;
   settings: EmitterSettings & {
     heartbeatMs: number;
     /** AGENT_RUN_MAX_MODEL_CALLS, counted run-wide in Redis; the counter expires after ttl. */
@@ -93,14 +99,12 @@ export function createRoleTaskHandler(dependencies: RoleWorkerDependencies) {
         onRetry: (error, attempt) => log.warn({ err: error, attempt }, 'step set-up retries the database'),
       });
     // Dispatch by reference (docs/decisions/0033-dispatch-by-reference.md): the step's context
-    // is compiled for this delivery while the run row, the stop flag, the journal and the role
-    // definition are read; a redelivery gets the context its first delivery ran with.
+    // is compiled for this delivery while the run's phase and epoch with the role definition
+    // (one statement, docs/decisions/0070-a-steps-start-in-one-statement.md), the stop flag and
+    // the journal are read; a redelivery gets the context its first delivery ran with.
     const compiling = compileStepContext({ bus, logger: log, ...dependencies.settings }, task, redelivered);
-    // definitionFor retries transient database faults itself (role-service.ts).
-    const defining = dependencies.definitionFor(task);
-    defining.catch(() => undefined);
-    const [runRead, stopRead, journalRead] = await Promise.allSettled([
-      settled(() => getRun(pool, task.run_id)),
+    const [startRead, stopRead, journalRead] = await Promise.allSettled([
+      settled(() => dependencies.stepStart(task)),
       watchStop(bus, dependencies.redis, dependencies.keys, task.run_id),
       redelivered ? settled(() => readStepJournal(pool, task.run_id, task.step)) : Promise.resolve(null),
     ]);
@@ -110,9 +114,9 @@ export function createRoleTaskHandler(dependencies: RoleWorkerDependencies) {
     }
     const stopWatch = stopRead.value;
     try {
-      if (runRead.status === 'rejected') throw runRead.reason;
+      if (startRead.status === 'rejected') throw startRead.reason;
       if (journalRead.status === 'rejected') throw journalRead.reason;
-      const run = runRead.value;
+      const { run, definition } = startRead.value;
       const journal = journalRead.value === 'invalid' ? null : journalRead.value;
       if (journalRead.value === 'invalid') log.warn('step journal unreadable; the step starts over');
       if (run?.phase !== 'running') {
@@ -126,7 +130,7 @@ export function createRoleTaskHandler(dependencies: RoleWorkerDependencies) {
       // A step that had finished needs neither: its journaled result only has to be published.
       let prepared: Pick<StepRun, 'messages' | 'definition' | 'historyCompacted'> | undefined;
       if (!journal?.result) {
-        const [context, definition] = await Promise.all([compiling, defining]);
+        const context = await compiling;
         if ('failure' in context) {
           // No context, no step: reported failed with the code, so the router ends the run with
           // one error frame (what it did when it compiled the context itself).

@@ -8,9 +8,10 @@ import {
   upgradeSessionDefinitions,
 } from '../src/gateway/index.ts';
 import { listRunDefinitions, sessionDefinitions, withTransaction } from '../src/index.ts';
+import { createRun, startRun } from '../src/router/index.ts';
 import { definitionHash, type RoleDefinition } from '../src/shared-tables/definitions.ts';
 import { createTestDatabase, type TestDatabase } from '../src/testing.ts';
-import { resolveRunDefinition, seedRoleDefinition } from '../src/workers/index.ts';
+import { bumpRunEpoch, seedRoleDefinition, startRunStep } from '../src/workers/index.ts';
 
 let database: TestDatabase;
 let projectId: string;
@@ -34,7 +35,7 @@ const seed = (prompt: string) =>
   withTransaction(database.pool, (client) => seedRoleDefinition(client, 'writer', definition(prompt)));
 const session = async () => (await createSession(database.pool, { projectId, userId, title: 's' })).sessionId;
 const promptFor = async (sessionId: string, runId = crypto.randomUUID()) =>
-  (await resolveRunDefinition(database.pool, { sessionId, runId, role: 'writer' }))?.definition.prompt ??
+  (await startRunStep(database.pool, { sessionId, runId, role: 'writer' })).pinned?.definition.prompt ??
   'fallback';
 
 /** What a run's launch writes pins the session's definitions (the gateway's launch statement). */
@@ -85,5 +86,31 @@ describe('role definitions by content hash, pinned per session', () => {
     // The session's next launch pins what is current then.
     await launch(fresh);
     expect((await sessionDefinitions(database.pool, fresh)).pinned).toEqual({ writer: 1 });
+  });
+
+  it("reads the run's phase and write epoch with the definition, in the same statement", async () => {
+    const sessionId = await session();
+    const runId = crypto.randomUUID();
+    // No such run (yet): the definition still resolves; the worker drops such a task.
+    expect(await startRunStep(database.pool, { sessionId, runId, role: 'writer' })).toMatchObject({
+      run: null,
+      pinned: { role: 'writer', version: 1 },
+    });
+    await createRun(database.pool, { runId, sessionId, projectId, userId, generationMode: 'fast' });
+    expect((await startRunStep(database.pool, { sessionId, runId, role: 'writer' })).run).toEqual({
+      phase: 'idle',
+      epoch: 0,
+    });
+    await startRun(database.pool, runId);
+    // A worker that takes a redelivery over bumps the fence: the next step start reads it.
+    expect(await bumpRunEpoch(database.pool, runId)).toBe(1);
+    const started = await startRunStep(database.pool, { sessionId, runId, role: 'writer' });
+    expect(started.run).toEqual({ phase: 'running', epoch: 1 });
+    expect(started.pinned?.definition.prompt).toBe('写作 v1');
+    // Ids that are not uuids read as nothing, without a database error.
+    expect(await startRunStep(database.pool, { sessionId: 'x', runId, role: 'writer' })).toEqual({
+      run: null,
+      pinned: null,
+    });
   });
 });

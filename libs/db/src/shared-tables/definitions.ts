@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { Phase } from '@quill/contracts';
 import { isUuid } from '../ids.ts';
 import type { Queryable } from '../pool.ts';
 
@@ -80,18 +81,33 @@ export async function pinSessionDefinitions(db: Queryable, sessionId: string): P
   await db.query(pinSessionDefinitionsSql('$1::uuid'), [sessionId]);
 }
 
+/** What a worker's step starts from, read in one statement (`startRunStep`). */
+export interface StepStart {
+  /** The run's phase and write epoch (0 until a worker took a redelivery over); null: no such run. */
+  run: { phase: Phase; epoch: number } | null;
+  /** The definition the step runs with; null when the role has no definition at all. */
+  pinned: PinnedDefinition | null;
+}
+
 /**
- * The definition a session runs a role with: its pin, or — for a role that had no definition
- * yet when the session's last run launched — the role's current version, used unpinned; the
- * gateway pins it at the session's next launch, so the pins keep one writer. Recorded against
- * the run either way (docs/kernel.md "Definitions and pinning").
+ * The start of a worker's step in one statement, on the way to its first model call: the run's
+ * phase and write epoch (whether the task is still for a running run, and the fence its writes
+ * carry) and the definition the session runs the role with — its pin, or, for a role that had
+ * no definition yet when the session's last run launched, the role's current version, used
+ * unpinned; the gateway pins it at the session's next launch, so the pins keep one writer. The
+ * definition is recorded against the run either way (docs/kernel.md "Definitions and pinning").
  */
-export async function resolveRunDefinition(
+export async function startRunStep(
   db: Queryable,
   input: { sessionId: string; runId: string; role: string },
-): Promise<PinnedDefinition | null> {
-  // Read and recorded in one statement: it is on the way to the step's first model call.
-  const { rows } = await db.query<{ version: number; definition: RoleDefinition }>(
+): Promise<StepStart> {
+  if (!isUuid(input.sessionId) || !isUuid(input.runId)) return { run: null, pinned: null };
+  const { rows } = await db.query<{
+    run_phase: Phase | null;
+    run_epoch: number;
+    version: number | null;
+    definition: RoleDefinition | null;
+  }>(
     `WITH chosen AS (
        SELECT version, definition FROM (
          SELECT 0 AS rank, d.version, d.definition FROM session_definition_pins p
@@ -106,12 +122,22 @@ export async function resolveRunDefinition(
        SELECT $3::uuid, $2::text, version FROM chosen
        ON CONFLICT (run_id, role) DO NOTHING
      )
-     SELECT version, definition FROM chosen`,
+     SELECT r.phase AS run_phase,
+       COALESCE((SELECT f.epoch FROM run_fences f WHERE f.run_id = $3::uuid), 0) AS run_epoch,
+       c.version, c.definition
+     FROM (SELECT 1) AS one
+     LEFT JOIN runs r ON r.run_id = $3::uuid
+     LEFT JOIN chosen c ON true`,
     [input.sessionId, input.role, input.runId],
   );
-  const pinned = rows[0];
-  if (!pinned) return null;
-  return { role: input.role, version: pinned.version, definition: pinned.definition };
+  const row = rows[0]!;
+  return {
+    run: row.run_phase === null ? null : { phase: row.run_phase, epoch: Number(row.run_epoch) },
+    pinned:
+      row.version === null || row.definition === null
+        ? null
+        : { role: input.role, version: row.version, definition: row.definition },
+  };
 }
 
 /** role → version a run used. */

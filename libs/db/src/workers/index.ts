@@ -3,7 +3,7 @@
 // gateway/skills.ts, next to the skills it reads; skill_reads is the workers' table.
 export { recordSkillRead } from '../gateway/skills.ts';
 export { attachReviewFindings, recordAiArtifact } from '../shared-tables/artifacts.ts';
-export { resolveRunDefinition, seedRoleDefinition } from '../shared-tables/definitions.ts';
+export { seedRoleDefinition, startRunStep } from '../shared-tables/definitions.ts';
 export { setFileTitle, softDeleteFiles } from '../shared-tables/file-edits.ts';
 export { createFile, saveFileContent } from '../shared-tables/files.ts';
 export { updateProjectWorkspace } from '../shared-tables/project-workspace.ts';
