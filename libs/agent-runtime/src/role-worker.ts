@@ -2,12 +2,11 @@ import { ack, type Bus, type DeliveryContext, type Disposition, nak, publishEnve
 import {
   type ErrorCode,
   msgIds,
-  type Phase,
   StepRecordEnvelope,
   type StepResult,
   type TaskEnvelope,
 } from '@quill/contracts';
-import { RunFencedError, retryTransient } from '@quill/db';
+import { RunFencedError, retryTransient, type StepStart } from '@quill/db';
 import { bumpRunEpoch } from '@quill/db/workers';
 import type { LlmClient } from '@quill/llm';
 import type { RedisClient, RedisKeys } from '@quill/redis';
@@ -39,10 +38,7 @@ export interface RoleWorkerDependencies {
    * tool-turn cap, the output continuations and the skill budget. One attempt: the worker
    * retries transient database faults.
    */
-  stepStart(task: TaskEnvelope): Promise<{
-    run: { phase: Phase; epoch: number } | null;
-    definition: AppliedDefinition;
-  }>;
+  stepStart(task: TaskEnvelope): Promise<{ run: StepStart['run']; definition: AppliedDefinition }>;
   settings: EmitterSettings & {
     heartbeatMs: number;
     /** AGENT_RUN_MAX_MODEL_CALLS, counted run-wide in Redis; the counter expires after ttl. */

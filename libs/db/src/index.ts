@@ -110,6 +110,7 @@ export {
 export {
   listRunDefinitions,
   type RoleDefinition,
+  type StepStart,
   sessionDefinitions,
 } from './shared-tables/definitions.ts';
 export {
