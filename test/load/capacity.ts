@@ -24,7 +24,13 @@ import { parseArgs } from 'node:util';
 import { envFromPairs, serviceCpuMs, startBenchStack } from './support/bench-stack.ts';
 import { categoryShares, GC, monotonicMicros, OTHER, readProfiles } from './support/cpu-profile.ts';
 import { cpuByService, inWaves } from './support/phases.ts';
-import { cpuMeter, loadAverage, machineCpuMeter, namedProcessesCpuMs } from './support/proc.ts';
+import {
+  cpuMeter,
+  loadAverage,
+  machineCpuMeter,
+  namedProcessesCpuMs,
+  systemCpuMeter,
+} from './support/proc.ts';
 import { matchDelays, plainReply, type RunTrace, streamRun, writerRequest } from './support/runs.ts';
 import { distribution, rounded, sleep, table } from './support/stats.ts';
 
@@ -131,6 +137,7 @@ try {
     await sleep(1000);
     const load = loadAverage();
     const stopCpu = cpuMeter({ ...bench.pids(), ...bench.otherPids() });
+    const stopSystem = systemCpuMeter({ ...bench.pids(), ...bench.otherPids() });
     const stopMachine = machineCpuMeter();
     // The machine's Redis (shared with nothing else while the benchmark runs): the per-run
     // renewals of locks and leases show up here.
@@ -141,6 +148,7 @@ try {
     const windowEnd = performance.timeOrigin + performance.now();
     profiledWindows.push({ level, fromUs: windowFromUs, toUs: monotonicMicros() });
     const cpu = stopCpu();
+    const system = cpuByService(stopSystem());
     const machineMs = stopMachine();
     const redisMs = namedProcessesCpuMs('redis-server') - redisBefore;
     // A run that ended before the abort is a failure at this level.
@@ -191,6 +199,10 @@ try {
       client_cpu_cores: (cpu['bench-client'] ?? 0) / windowMs,
       machine_cpu_cores: machineMs / windowMs,
       ...Object.fromEntries(Object.entries(services).map(([name, ms]) => [`${name}_cores`, ms / windowMs])),
+      // The kernel's part of the same (system time: socket reads and writes, mostly).
+      ...Object.fromEntries(
+        Object.entries(system).map(([name, ms]) => [`${name}_system_cores`, ms / windowMs]),
+      ),
     });
     const examples = ended.slice(0, 3).map((trace) => trace.failure ?? trace.terminal);
     if (ended.length > 0) {
@@ -295,9 +307,26 @@ const cpuPer = (unit: 'frames_per_second' | 'tokens_received_per_second') => {
   ]);
 };
 console.log('CPU per streamed frame, µs, by process:');
+/** The system-time part of each process's CPU per token: what its socket I/O costs in the kernel. */
+function kernelPerToken(): string {
+  const processes = ['writer', 'gateway', 'nats-server', 'fake-llm', 'bench-client'];
+  return table([
+    ['runs', 'writer', 'gateway', 'nats', 'fake LLM', 'client'],
+    ...figures.map((f) => [
+      f.level!,
+      ...processes.map((name) =>
+        Math.round(
+          (Number(f[`${name}_system_cores`] ?? 0) * 1e6) / Math.max(1, Number(f.tokens_received_per_second)),
+        ),
+      ),
+    ]),
+  ]);
+}
 console.log(cpuPer('frames_per_second'));
 console.log('CPU per streamed token, µs, by process:');
 console.log(cpuPer('tokens_received_per_second'));
+console.log('Of that, in the kernel (system time), µs per streamed token:');
+console.log(kernelPerToken());
 if (profileDir) {
   console.log(
     'Where the writer and the gateway spent their CPU per streamed token, µs (V8 samples, --profile):',

@@ -27,8 +27,10 @@ const STANDARD: ReadonlyArray<{ name: string; args: string[] }> = [
   // 1 gateway × 100 runs vs 4 × 100, each with per-run subscriptions and with the tap.
   { name: 'gateway-scaling', args: ['--runs-per-gateway', '100', '--gateways', '4'] },
   { name: 'memory', args: ['--runs', '200'] },
-  // The writer's model client alone, and nats-server's cost of the frames' duplicate ids.
+  // The writer's model client alone, its frame path alone, and nats-server's cost of the frames'
+  // duplicate ids.
   { name: 'model-stream', args: [] },
+  { name: 'frame-publish', args: [] },
   { name: 'broker-dedupe', args: ['--seconds', '30'] },
   // The end-of-run reads of a run's frames (billing's settlement record, the router's archive).
   { name: 'stored-read', args: [] },
@@ -111,6 +113,12 @@ interface Results {
     extra_writer: { ready_ms: number; cpu_ms_to_ready: number; idle_mb: number };
   };
   'model-stream'?: { best_cpu_us_per_token: number; runs: number; rate: number };
+  'frame-publish'?: {
+    best_client_us_per_frame: number;
+    runs: number;
+    rate: number;
+    rounds: Array<{ nats_us_per_frame: number }>;
+  };
   'broker-dedupe'?: {
     rate: number;
     variants: Array<{
@@ -285,6 +293,16 @@ const figures = [
     figure: "7m the writer's model client alone, CPU per streamed token (µs)",
     value: fmt(read['model-stream']?.best_cpu_us_per_token),
     baseline: `${read['model-stream']?.runs ?? '-'} calls at ${read['model-stream']?.rate ?? '-'} tokens/s (model-stream.ts)`,
+    target: '-',
+    met: undefined,
+  },
+  {
+    figure: "7f the writer's frame path alone, CPU per frame: writer / nats-server (µs)",
+    value: `${fmt(read['frame-publish']?.best_client_us_per_frame)} / ${fmt(
+      read['frame-publish'] &&
+        Math.min(...read['frame-publish'].rounds.map((round) => round.nats_us_per_frame)),
+    )}`,
+    baseline: `${read['frame-publish']?.runs ?? '-'} runs at ${read['frame-publish']?.rate ?? '-'} deltas/s, best rounds (frame-publish.ts)`,
     target: '-',
     met: undefined,
   },

@@ -20,6 +20,17 @@ export function cpuMs(pid: number | undefined): number {
   }
 }
 
+/** CPU time a process has spent in the kernel (system time) so far, in ms; 0 once it is gone. */
+export function systemCpuMs(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[12]) * 1000) / TICKS_PER_SECOND;
+  } catch {
+    return 0;
+  }
+}
+
 /** Resident set size (VmRSS) in KiB, from /proc/<pid>/status. */
 export function rssKb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -77,6 +88,15 @@ export function cpuMeter(pids: Record<string, number | undefined>): () => Record
   const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMs(pid)]));
   return () =>
     Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMs(pid) - (before[name] ?? 0)]));
+}
+
+/** The kernel's part of `cpuMeter`: system CPU ms per named process between two moments. */
+export function systemCpuMeter(pids: Record<string, number | undefined>): () => Record<string, number> {
+  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, systemCpuMs(pid)]));
+  return () =>
+    Object.fromEntries(
+      Object.entries(pids).map(([name, pid]) => [name, systemCpuMs(pid) - (before[name] ?? 0)]),
+    );
 }
 
 /** The 1-minute load average: other work on the machine skews every figure, so each report shows it. */
