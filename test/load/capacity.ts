@@ -306,7 +306,6 @@ const cpuPer = (unit: 'frames_per_second' | 'tokens_received_per_second') => {
     }),
   ]);
 };
-console.log('CPU per streamed frame, µs, by process:');
 /** The system-time part of each process's CPU per token: what its socket I/O costs in the kernel. */
 function kernelPerToken(): string {
   const processes = ['writer', 'gateway', 'nats-server', 'fake-llm', 'bench-client'];
@@ -322,6 +321,7 @@ function kernelPerToken(): string {
     ]),
   ]);
 }
+console.log('CPU per streamed frame, µs, by process:');
 console.log(cpuPer('frames_per_second'));
 console.log('CPU per streamed token, µs, by process:');
 console.log(cpuPer('tokens_received_per_second'));

@@ -5,30 +5,31 @@ import { rounded } from './stats.ts';
 /** Clock ticks per second of /proc/<pid>/stat (USER_HZ: 100 on Linux). */
 const TICKS_PER_SECOND = 100;
 
-/** CPU time (user + system) a process has used so far, in ms; 0 once it is gone. */
-export function cpuMs(pid: number | undefined): number {
-  if (pid === undefined) return 0;
+/** User and system CPU time a process has used so far, in ms; zeros once it is gone. */
+function cpuTimes(pid: number | undefined): { user: number; system: number } {
+  if (pid === undefined) return { user: 0, system: 0 };
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name may hold spaces: the fields start after its closing parenthesis.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const utime = Number(fields[11]);
-    const stime = Number(fields[12]);
-    return ((utime + stime) * 1000) / TICKS_PER_SECOND;
+    return {
+      user: (Number(fields[11]) * 1000) / TICKS_PER_SECOND,
+      system: (Number(fields[12]) * 1000) / TICKS_PER_SECOND,
+    };
   } catch {
-    return 0;
+    return { user: 0, system: 0 };
   }
+}
+
+/** CPU time (user + system) a process has used so far, in ms; 0 once it is gone. */
+export function cpuMs(pid: number | undefined): number {
+  const { user, system } = cpuTimes(pid);
+  return user + system;
 }
 
 /** CPU time a process has spent in the kernel (system time) so far, in ms; 0 once it is gone. */
 export function systemCpuMs(pid: number | undefined): number {
-  if (pid === undefined) return 0;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[12]) * 1000) / TICKS_PER_SECOND;
-  } catch {
-    return 0;
-  }
+  return cpuTimes(pid).system;
 }
 
 /** Resident set size (VmRSS) in KiB, from /proc/<pid>/status. */
@@ -83,21 +84,20 @@ export function syscallsPerService(
   return rounded(result);
 }
 
-/** CPU ms per named process between two moments: `const done = cpuMeter(pids); …; done()`. */
-export function cpuMeter(pids: Record<string, number | undefined>): () => Record<string, number> {
-  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMs(pid)]));
-  return () =>
-    Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMs(pid) - (before[name] ?? 0)]));
+/** What `read` (a per-process reading in ms) grew by per named process between two moments. */
+function meterOf(read: (pid: number | undefined) => number) {
+  return (pids: Record<string, number | undefined>): (() => Record<string, number>) => {
+    const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, read(pid)]));
+    return () =>
+      Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, read(pid) - (before[name] ?? 0)]));
+  };
 }
 
+/** CPU ms per named process between two moments: `const done = cpuMeter(pids); …; done()`. */
+export const cpuMeter = meterOf(cpuMs);
+
 /** The kernel's part of `cpuMeter`: system CPU ms per named process between two moments. */
-export function systemCpuMeter(pids: Record<string, number | undefined>): () => Record<string, number> {
-  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, systemCpuMs(pid)]));
-  return () =>
-    Object.fromEntries(
-      Object.entries(pids).map(([name, pid]) => [name, systemCpuMs(pid) - (before[name] ?? 0)]),
-    );
-}
+export const systemCpuMeter = meterOf(systemCpuMs);
 
 /** The 1-minute load average: other work on the machine skews every figure, so each report shows it. */
 export function loadAverage(): number {
