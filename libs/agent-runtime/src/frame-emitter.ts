@@ -66,20 +66,32 @@ export function createStepEmitter(
   let endOfTurn: NodeJS.Immediate | undefined;
   let firstError: unknown;
   let lastSeq = 0;
-  const inFlight = new Set<Promise<unknown>>();
+  /**
+   * Publishes not answered yet, and who waits for none to be left: a count and one handler per
+   * publish, where a set of promises cost each frame a `finally` (two more promises) and the set.
+   */
+  let inFlight = 0;
+  let drained: Array<() => void> = [];
+  const answered = () => {
+    if (--inFlight > 0) return;
+    const waiting = drained;
+    drained = [];
+    for (const resolve of waiting) resolve();
+  };
 
   const publish = (value: SseFrame) => {
     const msgId = frameId(index++);
-    const sent = publishFrame(bus, value, { msgId, quiet: true, untraced: true }).then(
+    inFlight++;
+    publishFrame(bus, value, { msgId, quiet: true, untraced: true }).then(
       (ack) => {
         if (ack.seq > lastSeq) lastSeq = ack.seq;
+        answered();
       },
       (error: unknown) => {
         firstError ??= error;
+        answered();
       },
     );
-    inFlight.add(sent);
-    void sent.finally(() => inFlight.delete(sent));
   };
 
   const flush = () => {
@@ -130,7 +142,7 @@ export function createStepEmitter(
     },
     async close() {
       flush();
-      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+      while (inFlight > 0) await new Promise<void>((resolve) => drained.push(resolve));
       if (firstError) throw firstError;
     },
     async settle() {
