@@ -31,6 +31,7 @@ import { parseArgs } from 'node:util';
 import { PubHeaders } from '@nats-io/jetstream';
 import { headers, type MsgHdrs } from '@nats-io/transport-node';
 import { type Bus, connectBus, createAckedPublisher, ensureStreams } from '@quill/bus';
+import { loadConfig } from '@quill/config';
 import { EventEnvelope, frame, msgIds } from '@quill/contracts';
 import { type PrivateNats, startPrivateNats } from './support/private-nats.ts';
 import { cpuMs, loadAverage, rssKb } from './support/proc.ts';
@@ -52,13 +53,8 @@ const runCount = Number(values.runs);
 const seconds = Number(values.seconds);
 const warmupS = Number(values['warmup-s']);
 const shortWindowS = Number(values['short-window-s']);
-/** The services' defaults (libs/config): EVENTS keeps frames a day, its window is 20 minutes. */
-const STREAM_SETTINGS = {
-  eventsMaxAgeHours: 24,
-  runAckWaitSeconds: 30,
-  runMaxDeliver: 5,
-  taskAckWaitSeconds: 60,
-};
+/** What the services create the streams with by default (libs/config). */
+const STREAM_SETTINGS = loadConfig({ env: {}, dotenv: {} }).derived.streams;
 const TICKS_PER_SECOND = 100;
 
 type Variant = 'shipped' | 'no msg id' | 'short window' | 'traceparent' | 'no headers';

@@ -12,6 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { connectBus, ensureStreams } from '@quill/bus';
+import { loadConfig } from '@quill/config';
 import { createStepEmitter, type StepEmitter } from '../../libs/agent-runtime/src/frame-emitter.ts';
 import { startPrivateNats } from './support/private-nats.ts';
 import { cpuMeter, loadAverage } from './support/proc.ts';
@@ -29,13 +30,8 @@ const runCount = Number(values.runs);
 const rate = Number(values.rate);
 const seconds = Number(values.seconds);
 const rounds = Number(values.rounds);
-/** The services' defaults (libs/config). */
-const STREAM_SETTINGS = {
-  eventsMaxAgeHours: 24,
-  runAckWaitSeconds: 30,
-  runMaxDeliver: 5,
-  taskAckWaitSeconds: 60,
-};
+/** What the services create the streams with by default (libs/config). */
+const STREAM_SETTINGS = loadConfig({ env: {}, dotenv: {} }).derived.streams;
 const EMITTER_SETTINGS = { flushMs: 40, flushBytes: 2048 };
 const TICKS_PER_SECOND = 100;
 /** A token of Chinese prose, as the fake model streams it. */

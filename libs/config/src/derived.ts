@@ -44,6 +44,16 @@ export interface DerivedSettings {
   readonly disconnectGraceMs: number;
   readonly reconcileIntervalMs: number;
   readonly opsReadyGraceMs: number;
+  /**
+   * What the streams and the router's consumer are created with (`ensureStreams`): EVENTS keeps
+   * frames EVENTS_MAX_AGE_S when set (tests), else EVENTS_MAX_AGE_H.
+   */
+  readonly streams: {
+    readonly eventsMaxAgeHours: number;
+    readonly runAckWaitSeconds: number;
+    readonly runMaxDeliver: number;
+    readonly taskAckWaitSeconds: number;
+  };
 }
 
 export function deriveSettings(values: ConfigValues): DerivedSettings {
@@ -70,5 +80,11 @@ export function deriveSettings(values: ConfigValues): DerivedSettings {
     disconnectGraceMs: values.AGENT_DISCONNECT_GRACE_S * 1000,
     reconcileIntervalMs: values.BILLING_RECONCILE_INTERVAL_S * 1000,
     opsReadyGraceMs: values.OPS_READY_DEPENDENCY_GRACE_S * 1000,
+    streams: Object.freeze({
+      eventsMaxAgeHours: values.EVENTS_MAX_AGE_S ? values.EVENTS_MAX_AGE_S / 3600 : values.EVENTS_MAX_AGE_H,
+      runAckWaitSeconds: values.RUN_ACK_WAIT_S,
+      runMaxDeliver: values.RUN_MAX_DELIVER,
+      taskAckWaitSeconds: values.TASK_ACK_WAIT_S,
+    }),
   });
 }

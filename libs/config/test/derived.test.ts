@@ -24,6 +24,18 @@ describe('derived settings', () => {
       disconnectGraceMs: 30_000,
       reconcileIntervalMs: 30_000,
       opsReadyGraceMs: load().OPS_READY_DEPENDENCY_GRACE_S * 1000,
+      streams: { eventsMaxAgeHours: 24, runAckWaitSeconds: 30, runMaxDeliver: 5, taskAckWaitSeconds: 30 },
+    });
+  });
+
+  it('create the streams with EVENTS_MAX_AGE_S in hours when it is set, EVENTS_MAX_AGE_H otherwise', () => {
+    expect(load({ EVENTS_MAX_AGE_H: '2' }).derived.streams.eventsMaxAgeHours).toBe(2);
+    expect(load({ EVENTS_MAX_AGE_H: '2', EVENTS_MAX_AGE_S: '90' }).derived.streams.eventsMaxAgeHours).toBe(
+      0.025,
+    );
+    expect(load({ RUN_MAX_DELIVER: '7', TASK_ACK_WAIT_S: '45' }).derived.streams).toMatchObject({
+      runMaxDeliver: 7,
+      taskAckWaitSeconds: 45,
     });
   });
 

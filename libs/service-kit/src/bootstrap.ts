@@ -73,12 +73,7 @@ export async function startService(service: string): Promise<ServiceRuntime> {
       deadlineMs: config.NATS_PUBLISH_RETRY_MS,
     },
   });
-  await ensureStreams(bus, {
-    eventsMaxAgeHours: config.EVENTS_MAX_AGE_S ? config.EVENTS_MAX_AGE_S / 3600 : config.EVENTS_MAX_AGE_H,
-    runAckWaitSeconds: config.RUN_ACK_WAIT_S,
-    runMaxDeliver: config.RUN_MAX_DELIVER,
-    taskAckWaitSeconds: config.TASK_ACK_WAIT_S,
-  });
+  await ensureStreams(bus, config.derived.streams);
   watchBusStatus(bus, ops);
   observeConsumerLag(bus);
   const pool = createPool(config.DATABASE_URL, {
