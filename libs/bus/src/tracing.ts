@@ -8,8 +8,8 @@ export { SpanKind };
 // step from the same one: inject once per context, not once per frame.
 const injected = new WeakMap<Context, Array<[string, string]>>();
 
-/** New NATS headers carrying the active trace context (`traceparent`). */
-export function tracedHeaders(): MsgHdrs {
+/** The active trace context's headers (`traceparent`), as the propagators write them. */
+export function traceHeaderEntries(): ReadonlyArray<readonly [string, string]> {
   const active = context.active();
   let entries = injected.get(active);
   if (!entries) {
@@ -18,8 +18,13 @@ export function tracedHeaders(): MsgHdrs {
     injected.set(active, collected);
     entries = collected;
   }
+  return entries;
+}
+
+/** New NATS headers carrying the active trace context (`traceparent`). */
+export function tracedHeaders(): MsgHdrs {
   const result = natsHeaders();
-  for (const [key, value] of entries) result.set(key, value);
+  for (const [key, value] of traceHeaderEntries()) result.set(key, value);
   return result;
 }
 

@@ -56,5 +56,20 @@ describe('stored headers of quiet publishes', () => {
     expect(storedFrame!.header.get(PubHeaders.MsgIdHdr)).toBe(`${runId}.1.0.0`);
     expect(storedFrame!.header.has('traceparent')).toBe(false);
     expect(storedUsage!.header.get('traceparent').split('-')[1]).toBe(traceId);
+    expect(storedUsage!.header.get(PubHeaders.MsgIdHdr)).toBe(`${runId}:usage`);
+  });
+
+  it('refuses an id that would break the header block, before anything is sent', async () => {
+    const runId = randomUUID();
+    const subject = bus.names.events(runId);
+    await expect(
+      publishFrame(bus, frame('text', runId, { agent: 'writer', content: 'x' }), {
+        msgId: `${runId}.1.0.0\r\nNats-Expected-Stream: other`,
+        quiet: true,
+        untraced: true,
+      }),
+    ).rejects.toThrow(/cannot contain/);
+    const info = await bus.jsm.streams.info(bus.names.streams.events, { subjects_filter: subject });
+    expect(info.state.subjects?.[subject] ?? 0).toBe(0);
   });
 });
