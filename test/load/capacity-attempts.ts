@@ -13,10 +13,9 @@
  *
  *   node test/load/capacity-attempts.ts [--attempts 4] [--levels 400,500] [--quiet 0.9] [--rest-load 0.6] [--max-wait-s 300] [--env KEY=VALUE]
  */
-import { spawn } from 'node:child_process';
 import { parseArgs } from 'node:util';
-import { REPO_ROOT } from '../support/service-process.ts';
 import { type CapacityRun, idleShare, readProcStat, spread, summarizeAttempts } from './support/attempts.ts';
+import { runBenchScript } from './support/bench-script.ts';
 import { loadAverage } from './support/proc.ts';
 import { rounded, sleep, table } from './support/stats.ts';
 
@@ -52,28 +51,13 @@ async function quietMachine(): Promise<number> {
 }
 
 /** One capacity run, its output echoed; its JSON line, or undefined when it printed none. */
-function capacityRun(): Promise<CapacityRun | undefined> {
+async function capacityRun(): Promise<CapacityRun | undefined> {
   const args = ['--levels', values.levels, '--limit-ms', values['limit-ms']];
   for (const pair of values.env) args.push('--env', pair);
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['test/load/capacity.ts', ...args], {
-      cwd: REPO_ROOT,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      process.stdout.write(chunk);
-    });
-    child.on('exit', () => {
-      const line = output
-        .trim()
-        .split('\n')
-        .reverse()
-        .find((candidate) => candidate.startsWith('{"bench":"capacity"'));
-      resolve(line ? (JSON.parse(line) as CapacityRun) : undefined);
-    });
-  });
+  const { result } = await runBenchScript('capacity', args);
+  return (result as { bench?: string } | undefined)?.bench === 'capacity'
+    ? (result as CapacityRun)
+    : undefined;
 }
 
 const runs: CapacityRun[] = [];

@@ -7,9 +7,8 @@
  *
  *   node test/load/run-all.ts [--only relay-overhead,capacity,…]
  */
-import { spawn } from 'node:child_process';
 import { parseArgs } from 'node:util';
-import { REPO_ROOT } from '../support/service-process.ts';
+import { runBenchScript } from './support/bench-script.ts';
 import { loadAverage } from './support/proc.ts';
 import { rounded, table } from './support/stats.ts';
 
@@ -153,30 +152,8 @@ const startedAt = performance.now();
 for (const bench of STANDARD) {
   if (only && !only.includes(bench.name)) continue;
   console.log(`\n=== ${bench.name} (load average ${loadAverage()})`);
-  results[bench.name] = await runBench(bench.name, bench.args);
-}
-
-/** Runs one benchmark script, echoing its output, and returns its JSON line. */
-function runBench(name: string, args: string[]): Promise<unknown> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [`test/load/${name}.ts`, ...args], {
-      cwd: REPO_ROOT,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      process.stdout.write(chunk);
-    });
-    child.on('exit', (code) => {
-      const line = output
-        .trim()
-        .split('\n')
-        .reverse()
-        .find((candidate) => candidate.startsWith('{"bench"'));
-      resolve(line ? JSON.parse(line) : { bench: name, error: `exited with ${code}` });
-    });
-  });
+  const { result, code } = await runBenchScript(bench.name, bench.args);
+  results[bench.name] = result ?? { bench: bench.name, error: `exited with ${code}` };
 }
 
 const read = results as Results;
