@@ -4,9 +4,9 @@
  * limit), with each attempt's frame and token p99 and the whole machine's CPU per streamed token.
  *
  * On the shared 2-core machine one capacity run is one draw: at 400–500 runs the machine is at
- * 1.7–1.9 of its cores, and the same code's CPU per token moves ~15 % between runs (the fake
- * LLM's too, whose work per token does not change), so one level holds in one run and not in the
- * next. Before each attempt this waits until the machine is quiet, for at most `--max-wait-s`:
+ * 1.7–1.9 of its cores, and the same code's machine CPU per token moves 10–20 % between runs (the
+ * fake LLM's too, whose work per token does not change), so one level holds in one run and not in
+ * the next. An attempt that printed no result counts as one that held nothing. Before each attempt this waits until the machine is quiet, for at most `--max-wait-s`:
  * its CPU idle for `--quiet` of three seconds (one attempt's clean-up does not land in the next)
  * and its one-minute load average down to `--rest-load`, so that every attempt starts as the
  * first one did. Each attempt prints the idle share and the load it started at.
@@ -74,13 +74,17 @@ for (let attempt = 1; attempt <= attempts; attempt++) {
 }
 
 const summary = summarizeAttempts(levels, runs);
-console.log(`\ncapacity over ${runs.length} attempts (each on a fresh stack):`);
+const missing = attempts - runs.length;
+console.log(
+  `\ncapacity over ${attempts} attempts (each on a fresh stack${missing > 0 ? `; ${missing} printed no result and held nothing` : ''}):`,
+);
 console.log(
   table([
-    ['runs', 'held', 'frame p99 (ms)', 'token p99 (ms)', 'machine µs/token', 'load'],
+    ['runs', 'held', 'reached', 'frame p99 (ms)', 'token p99 (ms)', 'machine µs/token', 'load'],
     ...summary.map((level) => [
       level.level,
-      `${level.held} of ${level.measured}`,
+      `${level.held} of ${attempts}`,
+      level.measured,
       spread(level.frameP99Ms),
       spread(level.tokenP99Ms),
       spread(level.machineUsPerToken),
@@ -92,7 +96,8 @@ console.log(
   JSON.stringify(
     rounded({
       bench: 'capacity-attempts',
-      attempts: runs.length,
+      attempts,
+      without_result: missing,
       starts,
       levels: summary.map((level) => ({
         level: level.level,

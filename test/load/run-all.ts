@@ -180,8 +180,9 @@ const dedupe = (variant: string) =>
 const capacityAt = (runs: number) => capacity?.levels?.find((entry) => entry.level === runs);
 const attempts = read['capacity-attempts'];
 const attemptsAt = (runs: number) => attempts?.levels.find((entry) => entry.level === runs);
+// Of every attempt made: one that stopped below the level, or printed nothing, did not hold it.
 const attemptsLine = (entry: ReturnType<typeof attemptsAt>) =>
-  entry ? `${entry.held} of ${entry.measured}` : '-';
+  entry && attempts ? `${entry.held} of ${attempts.attempts}` : '-';
 const peerAt = (system: string) =>
   read.peer?.levels?.find((entry) => entry.system === system && entry.concurrency === 100);
 const peerLine = (entry: ReturnType<typeof peerAt>) =>
