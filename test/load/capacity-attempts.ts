@@ -14,9 +14,9 @@
  *   node test/load/capacity-attempts.ts [--attempts 4] [--levels 400,500] [--quiet 0.9] [--rest-load 0.6] [--max-wait-s 300] [--env KEY=VALUE]
  */
 import { parseArgs } from 'node:util';
-import { type CapacityRun, idleShare, readProcStat, spread, summarizeAttempts } from './support/attempts.ts';
+import { type CapacityRun, idleShare, spread, summarizeAttempts } from './support/attempts.ts';
 import { runBenchScript } from './support/bench-script.ts';
-import { loadAverage } from './support/proc.ts';
+import { loadAverage, machineTicks } from './support/proc.ts';
 import { rounded, sleep, table } from './support/stats.ts';
 
 const { values } = parseArgs({
@@ -43,9 +43,9 @@ const maxWaitMs = Number(values['max-wait-s']) * 1000;
 async function quietMachine(): Promise<number> {
   const giveUpAt = performance.now() + maxWaitMs;
   for (;;) {
-    const before = readProcStat();
+    const before = machineTicks();
     await sleep(3000);
-    const idle = idleShare(before, readProcStat());
+    const idle = idleShare(before, machineTicks());
     if ((idle >= quiet && loadAverage() <= restLoad) || performance.now() >= giveUpAt) return idle;
   }
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type CapacityLevel, idleShare, levelHeld, spread, summarizeAttempts } from './attempts.ts';
+import { machineTicks } from './proc.ts';
 
 const level = (values: Partial<CapacityLevel> & { level: number }): CapacityLevel => ({
   failures: 0,
@@ -68,7 +69,7 @@ describe('spread', () => {
 describe('idleShare', () => {
   // cpu user nice system idle iowait irq softirq steal guest guest_nice
   const stat = (user: number, system: number, idle: number, iowait = 0) =>
-    `cpu  ${user} 0 ${system} ${idle} ${iowait} 0 0 0 0 0\ncpu0 0 0 0 0 0 0 0 0 0 0\n`;
+    machineTicks(`cpu  ${user} 0 ${system} ${idle} ${iowait} 0 0 0 0 0\ncpu0 0 0 0 0 0 0 0 0 0 0\n`);
 
   it('is the idle and iowait part of the ticks between the two readings', () => {
     expect(idleShare(stat(100, 50, 1000), stat(130, 60, 1060))).toBeCloseTo(60 / 100);

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import type { MachineTicks } from './proc.ts';
 
 /** The part of one level of `capacity.ts`'s JSON line that an attempt summary reads. */
 export interface CapacityLevel {
@@ -62,19 +62,9 @@ export function spread(values: readonly number[], digits = 0): string {
   return min === max ? min.toFixed(digits) : `${min.toFixed(digits)}–${max.toFixed(digits)}`;
 }
 
-/**
- * The share of the machine's CPU time it spent idle over `/proc/stat`'s two readings: busy is
- * everything but idle and iowait, as `machineCpuMeter` counts it.
- */
-export function idleShare(before: string, after: string): number {
-  const fields = (stat: string) => stat.split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
-  const [a, b] = [fields(before), fields(after)];
-  const delta = b.map((value, index) => value - (a[index] ?? 0));
-  const total = delta.reduce((sum, value) => sum + value, 0);
+/** The share of the machine's CPU time spent idle (or in iowait) between two `machineTicks` readings. */
+export function idleShare(before: MachineTicks, after: MachineTicks): number {
+  const total = after.total - before.total;
   if (total <= 0) return 1;
-  return (delta[3]! + delta[4]!) / total;
-}
-
-export function readProcStat(): string {
-  return readFileSync('/proc/stat', 'utf8');
+  return (total - (after.busy - before.busy)) / total;
 }

@@ -190,19 +190,25 @@ export function namedProcessesCpuMs(name: string): number {
 
 /** Busy CPU ms of the whole machine (all cores) between two moments, from /proc/stat. */
 export function machineCpuMeter(): () => number {
-  const busy = () => {
-    const fields = readFileSync('/proc/stat', 'utf8')
-      .split('\n')[0]!
-      .trim()
-      .split(/\s+/)
-      .slice(1)
-      .map(Number);
-    // user nice system idle iowait irq softirq steal: idle and iowait are not busy.
-    const total = fields.slice(0, 8).reduce((sum, value) => sum + value, 0);
-    return ((total - fields[3]! - fields[4]!) * 1000) / TICKS_PER_SECOND;
-  };
+  const busy = () => (machineTicks().busy * 1000) / TICKS_PER_SECOND;
   const before = busy();
   return () => busy() - before;
+}
+
+export interface MachineTicks {
+  busy: number;
+  total: number;
+}
+
+/**
+ * The machine's CPU time so far in clock ticks, from the first line of /proc/stat (`stat`, read
+ * now when not given): busy is everything but idle and iowait.
+ */
+export function machineTicks(stat = readFileSync('/proc/stat', 'utf8')): MachineTicks {
+  const fields = stat.split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal: idle and iowait are not busy.
+  const total = fields.slice(0, 8).reduce((sum, value) => sum + value, 0);
+  return { busy: total - fields[3]! - fields[4]!, total };
 }
 
 export interface CpuSample {
