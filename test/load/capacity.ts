@@ -13,16 +13,20 @@
  * `--profile` runs the services under V8's sampling profiler and prints, for the writer and the
  * gateway at each level, how many µs of their CPU per streamed token went where (model read,
  * frame publish, …; support/cpu-profile.ts). The profiler costs a few per cent of CPU itself,
- * so the capacity of a profiled run is not figure 3.
+ * so the capacity of a profiled run is not figure 3. `--gc` starts the services with `--trace-gc`
+ * and prints the writer's and the gateway's collections in each window: how often the young
+ * generation is collected, how long it holds the process, and how fast what outlives it grows
+ * (support/gc-trace.ts; docs/decisions/0071).
  *
- *   node test/load/capacity.ts [--levels 100,200,250,…] [--rate 20] [--limit-ms 100] [--writers 1] [--env KEY=VALUE] [--profile]
+ *   node test/load/capacity.ts [--levels 100,200,250,…] [--rate 20] [--limit-ms 100] [--writers 1] [--env KEY=VALUE] [--profile] [--gc]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { envFromPairs, serviceCpuMs, startBenchStack } from './support/bench-stack.ts';
-import { categoryShares, GC, monotonicMicros, OTHER, readProfiles } from './support/cpu-profile.ts';
+import { monotonicMicros, profileTable, readProfiles } from './support/cpu-profile.ts';
+import { createGcRecorder, gcFigures } from './support/gc-trace.ts';
 import { cpuByService, inWaves } from './support/phases.ts';
 import {
   cpuMeter,
@@ -43,6 +47,7 @@ const { values } = parseArgs({
     env: { type: 'string', multiple: true, default: [] },
     writers: { type: 'string', default: '1' },
     profile: { type: 'boolean', default: false },
+    gc: { type: 'boolean', default: false },
   },
 });
 const levels = values.levels.split(',').map(Number);
@@ -71,6 +76,8 @@ const PROFILE_CATEGORIES = [
   { name: 'telemetry', pattern: /@opentelemetry\// },
 ];
 const profiledWindows: Array<{ level: number; fromUs: number; toUs: number }> = [];
+const gcRecorder = values.gc ? createGcRecorder() : undefined;
+const gcWindows: Array<{ level: number; fromMs: number; toMs: number }> = [];
 
 interface OpenRun {
   /** Filled in while the run streams. */
@@ -80,7 +87,11 @@ interface OpenRun {
 }
 
 const writers = Number(values.writers);
-const bench = await startBenchStack({ env: extraEnv, replicas: { writer: writers } });
+const bench = await startBenchStack({
+  env: extraEnv,
+  replicas: { writer: writers },
+  ...(gcRecorder ? { nodeFlags: ['--trace-gc'], onServiceLine: gcRecorder.onLine } : {}),
+});
 // Read now: a stopped service leaves `pids()`, and its profile is written only when it stops.
 const servicePids = bench.pids();
 const figures: Array<Record<string, number | string>> = [];
@@ -147,6 +158,7 @@ try {
     await sleep(windowMs);
     const windowEnd = performance.timeOrigin + performance.now();
     profiledWindows.push({ level, fromUs: windowFromUs, toUs: monotonicMicros() });
+    gcWindows.push({ level, fromMs: windowStart, toMs: windowEnd });
     const cpu = stopCpu();
     const system = cpuByService(stopSystem());
     const machineMs = stopMachine();
@@ -331,8 +343,21 @@ if (profileDir) {
   console.log(
     'Where the writer and the gateway spent their CPU per streamed token, µs (V8 samples, --profile):',
   );
-  console.log(profileTable(profileDir));
+  console.log(
+    profileTable(readProfiles(profileDir), profiledWindows, figures, servicePids, PROFILE_CATEGORIES),
+  );
   rmSync(profileDir, { recursive: true, force: true });
+}
+const gc = gcRecorder
+  ? gcFigures(
+      gcRecorder,
+      gcWindows,
+      Object.keys(servicePids).filter((instance) => /^(writer|gateway)-/.test(instance)),
+    )
+  : undefined;
+if (gc) {
+  console.log('Garbage collections in each window (--gc): pauses in ms, heap in MB:');
+  console.log(table(gc.rows));
 }
 console.log(`capacity ${capacity} concurrent runs (${stoppedBy})`);
 console.log(
@@ -345,41 +370,7 @@ console.log(
       capacity,
       stopped_by: stoppedBy,
       levels: figures,
+      ...(gc ? { gc: gc.json } : {}),
     }),
   ),
 );
-
-/** Each level's per-token CPU of the writer (all replicas) and the gateway, split by category. */
-function profileTable(dir: string): string {
-  const profiles = readProfiles(dir);
-  const names = [...PROFILE_CATEGORIES.map((category) => category.name), GC, OTHER];
-  const rows: Array<Array<string | number>> = [];
-  for (const window of profiledWindows) {
-    const figure = figures.find((f) => f.level === window.level);
-    if (!figure) continue;
-    const tokensPerSecond = Math.max(1, Number(figure.tokens_received_per_second));
-    for (const service of ['writer', 'gateway']) {
-      // The samples of all the service's replicas together, as its CPU figure counts them all.
-      const samples: Record<string, number> = {};
-      let busy = 0;
-      for (const [instance, pid] of Object.entries(servicePids)) {
-        const profile = pid === undefined ? undefined : profiles.get(pid);
-        if (!profile || instance.replace(/-\d+$/, '') !== service) continue;
-        const { busySamples, shares } = categoryShares(profile, window, PROFILE_CATEGORIES);
-        busy += busySamples;
-        for (const [name, share] of Object.entries(shares))
-          samples[name] = (samples[name] ?? 0) + share * busySamples;
-      }
-      if (busy === 0) continue;
-      const perToken = (Number(figure[`${service}_cores`] ?? 0) * 1e6) / tokensPerSecond;
-      rows.push([
-        window.level,
-        service,
-        ...names.map((name) => Math.round((perToken * (samples[name] ?? 0)) / busy)),
-      ]);
-    }
-  }
-  // A service killed at the stop instead of exiting wrote no profile: say so rather than print nothing.
-  if (rows.length === 0) return '(no profile covered a window: did the services exit cleanly?)';
-  return table([['runs', 'process', ...names], ...rows]);
-}

@@ -51,11 +51,16 @@ export async function spawnService(
   name: ServiceName,
   instanceId: string,
   env: Record<string, string>,
-  options: { onLine?: (line: string) => void; readyTimeoutMs?: number } = {},
+  options: {
+    onLine?: (line: string) => void;
+    readyTimeoutMs?: number;
+    /** Node options before the preload (a benchmark's `--trace-gc`, which NODE_OPTIONS refuses). */
+    nodeFlags?: readonly string[];
+  } = {},
 ): Promise<ServiceProcess> {
   const child = spawn(
     process.execPath,
-    ['--import', '@quill/telemetry/register', `services/${name}/src/main.ts`],
+    [...(options.nodeFlags ?? []), '--import', '@quill/telemetry/register', `services/${name}/src/main.ts`],
     {
       cwd: REPO_ROOT,
       env: {

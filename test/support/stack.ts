@@ -28,6 +28,10 @@ export interface StackOptions {
    * `fakeLlmProcess`; the in-memory methods of `fakeLlm` then throw.
    */
   fakeLlmProcess?: FakeLlmProcessOptions;
+  /** Node options for every service process (benchmarks: `--trace-gc`). */
+  nodeFlags?: readonly string[];
+  /** Every line a service process writes to its stdout, as it arrives. */
+  onServiceLine?: (instanceId: string, line: string) => void;
 }
 
 export interface Stack {
@@ -65,7 +69,17 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     name: ServiceName,
     overrides: Record<string, string> = {},
   ): Promise<ServiceProcess> => {
-    const service = await spawnService(name, `${name}-${++counter}`, { ...env, ...overrides });
+    const instanceId = `${name}-${++counter}`;
+    const onServiceLine = options.onServiceLine;
+    const service = await spawnService(
+      name,
+      instanceId,
+      { ...env, ...overrides },
+      {
+        ...(options.nodeFlags ? { nodeFlags: options.nodeFlags } : {}),
+        ...(onServiceLine ? { onLine: (line: string) => onServiceLine(instanceId, line) } : {}),
+      },
+    );
     services.push(service);
     return service;
   };

@@ -36,9 +36,10 @@ export interface Feed {
   fail(error: unknown): void;
 }
 
-// Frames kept for joiners once every stream has passed them: a resume or a second tab right
-// after the first gets them from memory.
-const RETAINED = 64;
+// A frame is held only until every stream of the run has passed it. Kept longer (for a second tab
+// or a resume to join from memory), every frame outlived the young generation's collections and
+// was copied into the old one, at every run's frame rate (docs/decisions/0071). A joiner reads
+// what the others have passed from the stream by sequence, as a resume after the feed closed does.
 // A stream this far behind (a stuck client) no longer holds frames in memory: it reads the gap
 // from the stream instead.
 const MAX_RETAINED = 4096;
@@ -107,13 +108,23 @@ export function openFeed(
     if (item.seq <= lastSeq()) return;
     history.push(item);
     if (item.item.envelope?.frame.type === 'done') ended = true;
-    if (history.length > RETAINED) {
-      const slowest = Math.min(...positions.values());
-      while (history.length > RETAINED && (history[0]!.seq <= slowest || history.length > MAX_RETAINED)) {
-        coveredFrom = history.shift()!.seq;
-      }
-    }
+    dropPassed();
     notify();
+  };
+  /** Lets go of the frames every stream has passed (and of the oldest past MAX_RETAINED). */
+  const dropPassed = () => {
+    let slowest = Number.POSITIVE_INFINITY;
+    for (const position of positions.values()) if (position < slowest) slowest = position;
+    let passed = 0;
+    while (
+      passed < history.length &&
+      (history[passed]!.seq <= slowest || history.length - passed > MAX_RETAINED)
+    ) {
+      passed++;
+    }
+    if (passed === 0) return;
+    coveredFrom = history[passed - 1]!.seq;
+    history.splice(0, passed);
   };
   const fail = (error: unknown) => {
     failure ??= error;

@@ -165,6 +165,40 @@ describe.each(['live', 'tap'] as const)('run feeds (%s), fanned out to the strea
     early.close();
   });
 
+  it('holds no frame every stream has passed: a stream joining later reads those from the stream', async () => {
+    const feeds = createRunFeeds(bus);
+    const runId = randomUUID();
+    const first = feeds.subscribe(runId, 0);
+    await first.ready;
+    const passed = await publishTexts(runId, ['a', 'b', 'c']);
+    expect(await take(first, 3)).toEqual([
+      [passed[0], 'a'],
+      [passed[1], 'b'],
+      [passed[2], 'c'],
+    ]);
+    // The next frame arrives once the only stream has passed the three: the feed lets them go.
+    const [held] = await publishTexts(runId, ['d']);
+    expect(await take(first, 1)).toEqual([[held, 'd']]);
+
+    const gets = countStoredGets(bus);
+    try {
+      const second = feeds.subscribe(runId, 0);
+      await second.ready;
+      expect(await take(second, 4)).toEqual([
+        [passed[0], 'a'],
+        [passed[1], 'b'],
+        [passed[2], 'c'],
+        [held, 'd'],
+      ]);
+      // One read by sequence for each passed frame; `d` was still held (nothing came after it).
+      expect(gets.count).toBe(3);
+      second.close();
+    } finally {
+      gets.restore();
+      first.close();
+    }
+  });
+
   it('loses and repeats nothing published while a stream joins, and keeps runs apart', async () => {
     const feeds = createRunFeeds(bus);
     const runId = randomUUID();

@@ -63,6 +63,9 @@ export async function startBenchStack(
     natsServerPid?: number;
     /** How many authors the runs are spread over; default 50. */
     authors?: number;
+    /** Node options for every service process, and their stdout lines as they come (`--gc`). */
+    nodeFlags?: readonly string[];
+    onServiceLine?: (instanceId: string, line: string) => void;
   } = {},
 ): Promise<BenchStack> {
   // The services start from compiled modules, as the image's do (their memory and start-up CPU).
@@ -72,6 +75,8 @@ export async function startBenchStack(
     ...(options.namespace ? { namespace: options.namespace } : {}),
     env: { ...BENCH_ENV, ...options.env },
     fakeLlmProcess: options.fake ?? {},
+    ...(options.nodeFlags ? { nodeFlags: options.nodeFlags } : {}),
+    ...(options.onServiceLine ? { onServiceLine: options.onServiceLine } : {}),
   });
   let nats: NatsConnection | undefined;
   let jsm: JetStreamManager | undefined;

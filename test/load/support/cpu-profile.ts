@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { table } from './stats.ts';
 
 /*
  * Where a process's CPU went over a benchmark's window, from the V8 CPU profile that
@@ -83,4 +84,44 @@ export function readProfiles(dir: string): Map<number, CpuProfile> {
     if (pid) profiles.set(Number(pid), JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile);
   }
   return profiles;
+}
+
+/** Each level's per-token CPU of the writer (all replicas) and the gateway, split by category. */
+export function profileTable(
+  profiles: ReadonlyMap<number, CpuProfile>,
+  windows: ReadonlyArray<{ level: number; fromUs: number; toUs: number }>,
+  figures: ReadonlyArray<Record<string, number | string>>,
+  servicePids: Record<string, number | undefined>,
+  categories: readonly ProfileCategory[],
+): string {
+  const names = [...categories.map((category) => category.name), GC, OTHER];
+  const rows: Array<Array<string | number>> = [];
+  for (const window of windows) {
+    const figure = figures.find((f) => f.level === window.level);
+    if (!figure) continue;
+    const tokensPerSecond = Math.max(1, Number(figure.tokens_received_per_second));
+    for (const service of ['writer', 'gateway']) {
+      // The samples of all the service's replicas together, as its CPU figure counts them all.
+      const samples: Record<string, number> = {};
+      let busy = 0;
+      for (const [instance, pid] of Object.entries(servicePids)) {
+        const profile = pid === undefined ? undefined : profiles.get(pid);
+        if (!profile || instance.replace(/-\d+$/, '') !== service) continue;
+        const { busySamples, shares } = categoryShares(profile, window, categories);
+        busy += busySamples;
+        for (const [name, share] of Object.entries(shares))
+          samples[name] = (samples[name] ?? 0) + share * busySamples;
+      }
+      if (busy === 0) continue;
+      const perToken = (Number(figure[`${service}_cores`] ?? 0) * 1e6) / tokensPerSecond;
+      rows.push([
+        window.level,
+        service,
+        ...names.map((name) => Math.round((perToken * (samples[name] ?? 0)) / busy)),
+      ]);
+    }
+  }
+  // A service killed at the stop instead of exiting wrote no profile: say so rather than print nothing.
+  if (rows.length === 0) return '(no profile covered a window: did the services exit cleanly?)';
+  return table([['runs', 'process', ...names], ...rows]);
 }
