@@ -16,9 +16,10 @@
  * so the capacity of a profiled run is not figure 3. `--gc` starts the services with `--trace-gc`
  * and prints the writer's and the gateway's collections in each window: how often the young
  * generation is collected, how long it holds the process, and how fast what outlives it grows
- * (support/gc-trace.ts; docs/decisions/0071).
+ * (support/gc-trace.ts; docs/decisions/0071). `--node-flag=<flag>` (repeatable) starts every
+ * service with a Node or V8 option NODE_OPTIONS refuses, such as `--node-flag=--minor-ms`.
  *
- *   node test/load/capacity.ts [--levels 100,200,250,…] [--rate 20] [--limit-ms 100] [--writers 1] [--env KEY=VALUE] [--profile] [--gc]
+ *   node test/load/capacity.ts [--levels 100,200,250,…] [--rate 20] [--limit-ms 100] [--writers 1] [--env KEY=VALUE] [--profile] [--gc] [--node-flag=…]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -48,6 +49,7 @@ const { values } = parseArgs({
     writers: { type: 'string', default: '1' },
     profile: { type: 'boolean', default: false },
     gc: { type: 'boolean', default: false },
+    'node-flag': { type: 'string', multiple: true, default: [] },
   },
 });
 const levels = values.levels.split(',').map(Number);
@@ -90,7 +92,8 @@ const writers = Number(values.writers);
 const bench = await startBenchStack({
   env: extraEnv,
   replicas: { writer: writers },
-  ...(gcRecorder ? { nodeFlags: ['--trace-gc'], onServiceLine: gcRecorder.onLine } : {}),
+  nodeFlags: [...(gcRecorder ? ['--trace-gc'] : []), ...values['node-flag']],
+  ...(gcRecorder ? { onServiceLine: gcRecorder.onLine } : {}),
 });
 // Read now: a stopped service leaves `pids()`, and its profile is written only when it stops.
 const servicePids = bench.pids();
