@@ -107,6 +107,37 @@ describe('metrics on every service', () => {
     expect(sumOf(after.context, 'quill_context_text_cache_entries')).toBeGreaterThan(0);
   });
 
+  it('reports each process’s event loop delay and utilisation, its collections and its heap', async () => {
+    // The delay's figures need a few samples since the previous scrape (the instrumentation skips
+    // a window with fewer), so they are read until every service has them.
+    const all = await vi.waitFor(
+      async () => {
+        const scraped = await scrapeAll();
+        for (const [service, samples] of Object.entries(scraped))
+          expect(
+            samples.some((sample) => sample.name === 'nodejs_eventloop_delay_p99'),
+            `${service}: ${names(samples)}`,
+          ).toBe(true);
+        return scraped;
+      },
+      { timeout: 30_000, interval: 100 },
+    );
+    for (const [service, samples] of Object.entries(all)) {
+      const p50 = sumOf(samples, 'nodejs_eventloop_delay_p50');
+      const p99 = sumOf(samples, 'nodejs_eventloop_delay_p99');
+      // A sample is the time between two ticks of a 10-ms timer: never less than the interval
+      // by more than the clock's rounding, and a p99 at least the median.
+      expect([service, p50 > 0.009, p99 >= p50]).toEqual([service, true, true]);
+      const busy = sumOf(samples, 'nodejs_eventloop_utilization');
+      expect([service, busy > 0 && busy <= 1]).toEqual([service, true]);
+      expect([service, sumOf(samples, 'v8js_memory_heap_used') > 0], names(samples)).toEqual([service, true]);
+    }
+    // Every process has collected its young generation since start-up (loading its modules alone
+    // allocates far more than one).
+    for (const service of ['gateway', 'writer'] as const)
+      expect(sumOf(all[service], 'v8js_gc_duration_count'), names(all[service])).toBeGreaterThan(0);
+  });
+
   it('counts a steer and a stop, and the stopped run by its reason', async () => {
     stack.fakeLlm.addScript({ match: { role: 'writer' }, responses: [slowReply(20)] });
     const before = await scrapeAll();

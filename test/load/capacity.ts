@@ -8,7 +8,9 @@
  * each process spent per streamed frame at each level, and one JSON line.
  *
  * New runs start at 50 a second (a launch storm is another figure: TTFT under load), and the
- * window opens a second after every run has received its first text frame.
+ * window opens a second after every run has received its first text frame. For each window it
+ * also prints how late each process's event loop ran a ready callback and how busy it was
+ * (support/loop-delay.ts): which process a frame queued in.
  *
  * `--profile` runs the services under V8's sampling profiler and prints, for the writer and the
  * gateway at each level, how many µs of their CPU per streamed token went where (model read,
@@ -28,6 +30,12 @@ import { parseArgs } from 'node:util';
 import { envFromPairs, serviceCpuMs, startBenchStack } from './support/bench-stack.ts';
 import { monotonicMicros, profileTable, readProfiles } from './support/cpu-profile.ts';
 import { createGcRecorder, gcFigures } from './support/gc-trace.ts';
+import {
+  createLoopRecorder,
+  LOOP_MONITOR_FLAGS,
+  type LoopDelay,
+  loopDelayTable,
+} from './support/loop-delay.ts';
 import { cpuByService, inWaves } from './support/phases.ts';
 import {
   cpuMeter,
@@ -80,6 +88,8 @@ const PROFILE_CATEGORIES = [
 const profiledWindows: Array<{ level: number; fromUs: number; toUs: number }> = [];
 const gcRecorder = values.gc ? createGcRecorder() : undefined;
 const gcWindows: Array<{ level: number; fromMs: number; toMs: number }> = [];
+const loopRecorder = createLoopRecorder();
+const loopWindows: Array<{ level: number; loops: Record<string, LoopDelay> }> = [];
 
 interface OpenRun {
   /** Filled in while the run streams. */
@@ -92,8 +102,11 @@ const writers = Number(values.writers);
 const bench = await startBenchStack({
   env: extraEnv,
   replicas: { writer: writers },
-  nodeFlags: [...(gcRecorder ? ['--trace-gc'] : []), ...values['node-flag']],
-  ...(gcRecorder ? { onServiceLine: gcRecorder.onLine } : {}),
+  nodeFlags: [...LOOP_MONITOR_FLAGS, ...(gcRecorder ? ['--trace-gc'] : []), ...values['node-flag']],
+  onServiceLine: (instance, line) => {
+    loopRecorder.onLine(instance, line);
+    gcRecorder?.onLine(instance, line);
+  },
 });
 // Read now: a stopped service leaves `pids()`, and its profile is written only when it stops.
 const servicePids = bench.pids();
@@ -156,6 +169,7 @@ try {
     // The machine's Redis (shared with nothing else while the benchmark runs): the per-run
     // renewals of locks and leases show up here.
     const redisBefore = namedProcessesCpuMs('redis-server');
+    await loopRecorder.open(bench.pids());
     const windowStart = performance.timeOrigin + performance.now();
     const windowFromUs = monotonicMicros();
     await sleep(windowMs);
@@ -166,6 +180,7 @@ try {
     const system = cpuByService(stopSystem());
     const machineMs = stopMachine();
     const redisMs = namedProcessesCpuMs('redis-server') - redisBefore;
+    loopWindows.push({ level, loops: await loopRecorder.close() });
     // A run that ended before the abort is a failure at this level.
     const ended = open.filter((run) => run.ended).map((run) => run.live!);
     const live = open.flatMap((run) => (run.live ? [run.live] : []));
@@ -342,6 +357,9 @@ console.log('CPU per streamed token, µs, by process:');
 console.log(cpuPer('tokens_received_per_second'));
 console.log('Of that, in the kernel (system time), µs per streamed token:');
 console.log(kernelPerToken());
+// Where a frame queues: how late each event loop ran a ready callback in the window.
+console.log('Event loops in the window: how late a ready callback ran, and the share of time busy:');
+console.log(loopDelayTable(loopWindows));
 if (profileDir) {
   console.log(
     'Where the writer and the gateway spent their CPU per streamed token, µs (V8 samples, --profile):',
@@ -373,6 +391,7 @@ console.log(
       capacity,
       stopped_by: stoppedBy,
       levels: figures,
+      event_loops: Object.fromEntries(loopWindows.map(({ level, loops }) => [level, loops])),
       ...(gc ? { gc: gc.json } : {}),
     }),
   ),
