@@ -11,7 +11,9 @@
  * and its one-minute load average down to `--rest-load`, so that every attempt starts as the
  * first one did. Each attempt prints the idle share and the load it started at.
  *
- *   node test/load/capacity-attempts.ts [--attempts 4] [--levels 400,500] [--quiet 0.9] [--rest-load 0.6] [--max-wait-s 300] [--env KEY=VALUE]
+ * `--writers` is capacity.ts's: how many writer processes carry the runs.
+ *
+ *   node test/load/capacity-attempts.ts [--attempts 4] [--levels 400,500] [--writers 1] [--quiet 0.9] [--rest-load 0.6] [--max-wait-s 300] [--env KEY=VALUE]
  */
 import { parseArgs } from 'node:util';
 import { type CapacityRun, idleShare, spread, summarizeAttempts } from './support/attempts.ts';
@@ -24,6 +26,7 @@ const { values } = parseArgs({
     attempts: { type: 'string', default: '4' },
     levels: { type: 'string', default: '400,500' },
     'limit-ms': { type: 'string', default: '100' },
+    writers: { type: 'string', default: '1' },
     quiet: { type: 'string', default: '0.9' },
     'rest-load': { type: 'string', default: '0.6' },
     'max-wait-s': { type: 'string', default: '300' },
@@ -52,7 +55,7 @@ async function quietMachine(): Promise<number> {
 
 /** One capacity run, its output echoed; its JSON line, or undefined when it printed none. */
 async function capacityRun(): Promise<CapacityRun | undefined> {
-  const args = ['--levels', values.levels, '--limit-ms', values['limit-ms']];
+  const args = ['--levels', values.levels, '--limit-ms', values['limit-ms'], '--writers', values.writers];
   for (const pair of values.env) args.push('--env', pair);
   const { result } = await runBenchScript('capacity', args);
   return (result as { bench?: string } | undefined)?.bench === 'capacity'
@@ -76,7 +79,7 @@ for (let attempt = 1; attempt <= attempts; attempt++) {
 const summary = summarizeAttempts(levels, runs);
 const missing = attempts - runs.length;
 console.log(
-  `\ncapacity over ${attempts} attempts (each on a fresh stack${missing > 0 ? `; ${missing} printed no result and held nothing` : ''}):`,
+  `\ncapacity over ${attempts} attempts with ${values.writers} writer process(es) (each on a fresh stack${missing > 0 ? `; ${missing} printed no result and held nothing` : ''}):`,
 );
 console.log(
   table([
@@ -97,6 +100,7 @@ console.log(
     rounded({
       bench: 'capacity-attempts',
       attempts,
+      writers: Number(values.writers),
       without_result: missing,
       starts,
       levels: summary.map((level) => ({
