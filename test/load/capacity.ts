@@ -162,6 +162,8 @@ try {
       await sleep(100);
     }
     await sleep(1000);
+    // Before the CPU meters start: the services' answers take a turn or two.
+    await loopRecorder.open(bench.pids());
     const load = loadAverage();
     const stopCpu = cpuMeter({ ...bench.pids(), ...bench.otherPids() });
     const stopSystem = systemCpuMeter({ ...bench.pids(), ...bench.otherPids() });
@@ -169,7 +171,6 @@ try {
     // The machine's Redis (shared with nothing else while the benchmark runs): the per-run
     // renewals of locks and leases show up here.
     const redisBefore = namedProcessesCpuMs('redis-server');
-    await loopRecorder.open(bench.pids());
     const windowStart = performance.timeOrigin + performance.now();
     const windowFromUs = monotonicMicros();
     await sleep(windowMs);
