@@ -103,18 +103,43 @@ export function createAgentTextShaper(options: TextShaperOptions): AgentTextShap
 }
 
 /**
+ * How much of a line the spacer keeps: its leading blanks and this many characters after them
+ * (more while they are all digits, a numbered list's marker). What makes a line structural (a
+ * list marker, a quote, a table, a heading, a fence, or nothing but blanks) is at its start.
+ * Keeping every character made one string per character that lived until the line ended: a
+ * paragraph of prose, or a whole reply written without a line break.
+ */
+const LINE_HEAD = 16;
+
+/**
  * Blank lines between prose paragraphs, streamed: a line break is held until the next
  * character shows whether a prose line follows; it is never held longer than one delta.
  */
-function createParagraphSpacer() {
+export function createParagraphSpacer() {
   let inFence = false;
+  /** The current line's start: its leading blanks, then up to LINE_HEAD characters. */
   let line = '';
+  let headLength = 0;
+  let headDigits = true;
   let pendingBreak = false;
   let lastLine = '';
   let emittedAny = false;
   let trailingBreaks = 0;
 
   const structural = (text: string) => /^\s*([-*+>|#]|\d+[.)、]|```|~~~)/.test(text) || text.trim() === '';
+
+  const newLine = () => {
+    line = '';
+    headLength = 0;
+    headDigits = true;
+  };
+  const keep = (character: string) => {
+    if (headLength >= LINE_HEAD && !headDigits) return;
+    line += character;
+    if (headLength === 0 && /\s/.test(character)) return;
+    headLength++;
+    if (!/\d/.test(character)) headDigits = false;
+  };
 
   const out = (text: string) => {
     if (!text) return '';
@@ -134,7 +159,7 @@ function createParagraphSpacer() {
           if (character === '\n') {
             result += '\n\n';
             lastLine = '';
-            line = '';
+            newLine();
             // Further breaks of an existing blank line are kept as they are.
             continue;
           }
@@ -144,11 +169,11 @@ function createParagraphSpacer() {
         if (character === '\n') {
           if (/^\s*(```|~~~)/.test(line)) inFence = !inFence;
           lastLine = line;
-          line = '';
+          newLine();
           pendingBreak = true;
           continue;
         }
-        line += character;
+        keep(character);
         result += character;
       }
       return out(result);
@@ -159,7 +184,7 @@ function createParagraphSpacer() {
       const held = pendingBreak ? '\n' : '';
       pendingBreak = false;
       lastLine = '';
-      line = '';
+      newLine();
       return out(held + '\n'.repeat(needed));
     },
   };

@@ -7,7 +7,13 @@ import type {
   ToolCall,
 } from '@quill/contracts';
 import { frame } from '@quill/contracts';
-import type { FirstAdmission, LlmAttempt, LlmClient, ModelTarget } from '@quill/llm';
+import {
+  type FirstAdmission,
+  type LlmAttempt,
+  type LlmClient,
+  type ModelTarget,
+  TextAccumulator,
+} from '@quill/llm';
 import { type PendingFile, recordOwnWrite, type ToolDefinition, type ToolRunState } from '@quill/tools';
 import { createFileCapture, normaliseFileBody } from './file-capture.ts';
 import type { StepEmitter } from './frame-emitter.ts';
@@ -96,8 +102,10 @@ export async function runModelTurn(
   });
   const filesWritten: FileWrite[] = [];
   const notices: string[] = [];
-  let chatText = '';
-  let body = request.resume?.body ?? '';
+  // Both grow by a delta per token for the whole reply: kept flat (TextAccumulator).
+  const chatText = new TextAccumulator();
+  let body = new TextAccumulator();
+  if (request.resume) body.append(request.resume.body);
   let openFile: PendingFile | undefined = request.resume?.file;
   let keepOpen = false;
   let streamFailed = false;
@@ -107,8 +115,13 @@ export async function runModelTurn(
     if (!openFile) return;
     const file = openFile;
     openFile = undefined;
-    const write = await saveOpenCapture(dependencies, { file, body }, partialReason, chatText);
-    body = '';
+    const write = await saveOpenCapture(
+      dependencies,
+      { file, body: body.toString() },
+      partialReason,
+      chatText.toString(),
+    );
+    body = new TextAccumulator();
     if (write) {
       filesWritten.push(write);
       const notice = draftNotice(write);
@@ -127,7 +140,7 @@ export async function runModelTurn(
   const apply = async (events: ReturnType<ReturnType<typeof createFileCapture>['feed']>) => {
     for (const event of events) {
       if (event.kind === 'text') {
-        chatText += event.text;
+        chatText.append(event.text);
         emitter.text(event.text);
       } else if (event.kind === 'file_open') {
         const pending = state.pendingFile;
@@ -144,11 +157,11 @@ export async function runModelTurn(
         }
       } else if (event.kind === 'file_delta') {
         if (openFile) {
-          body += event.text;
+          body.append(event.text);
           emitter.fileDelta(openFile.fileId, event.text);
         } else {
           // A body with no file created for it is still shown, as chat text.
-          chatText += event.text;
+          chatText.append(event.text);
           emitter.text(event.text);
         }
       } else {
@@ -193,7 +206,7 @@ export async function runModelTurn(
   }
   const result = next.value;
   return {
-    text: chatText,
+    text: chatText.toString(),
     toolCalls: result.toolCalls,
     finishReason: result.finishReason,
     usage: result.usage,
@@ -203,7 +216,7 @@ export async function runModelTurn(
     rawText: result.text,
     failovers: result.failovers ?? 0,
     notices,
-    ...(keepOpen && openFile ? { openCapture: { file: openFile, body } } : {}),
+    ...(keepOpen && openFile ? { openCapture: { file: openFile, body: body.toString() } } : {}),
   };
 }
 

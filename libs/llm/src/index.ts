@@ -7,5 +7,6 @@ export { createFailoverClientFromSettings, type LlmSettings, providersFromSettin
 export { CONTINUATION_PROMPT, continuationMessages, needsContinuation } from './output-truncation.ts';
 export { createParagraphCounter } from './paragraph-counter.ts';
 export { type LlmProvider, type ModelTarget, modelFor } from './provider.ts';
+export { TextAccumulator } from './text-accumulator.ts';
 export { estimateTextTokens, precountTokens, warmTokenizer } from './token-estimate.ts';
 export type { LlmAttempt, LlmClient } from './types.ts';

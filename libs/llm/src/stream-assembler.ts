@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { TokenUsage, ToolCall } from '@quill/contracts';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
+import { TextAccumulator } from './text-accumulator.ts';
 import type { FinishReason, LlmEvent } from './types.ts';
 
 interface PartialToolCall {
@@ -18,8 +19,9 @@ type ProviderUsage = Omit<TokenUsage, 'usage_source'>;
  * Pure (no I/O) so the delta handling can be reasoned about apart from transport failures.
  */
 export class StreamAssembler {
-  text = '';
-  thinking = '';
+  // A delta per token for the whole reply: kept flat (TextAccumulator).
+  readonly #text = new TextAccumulator();
+  readonly #thinking = new TextAccumulator();
   finishReason: FinishReason | undefined;
   /** Undefined until the provider's final usage chunk arrives (absent on some providers). */
   providerUsage: ProviderUsage | undefined;
@@ -37,7 +39,15 @@ export class StreamAssembler {
   outputStarted = false;
 
   get reasoningStarted(): boolean {
-    return this.thinking !== '';
+    return this.#thinking.length > 0;
+  }
+
+  get text(): string {
+    return this.#text.toString();
+  }
+
+  get thinking(): string {
+    return this.#thinking.toString();
   }
 
   push(chunk: ChatCompletionChunk): LlmEvent[] {
@@ -54,12 +64,12 @@ export class StreamAssembler {
     const extra = choice.delta as { reasoning_content?: string | null; reasoning?: string | null };
     const reasoning = extra.reasoning_content || extra.reasoning;
     if (reasoning) {
-      this.thinking += reasoning;
+      this.#thinking.append(reasoning);
       events.push({ type: 'thinking', delta: reasoning });
     }
     if (choice.delta.content) {
       this.outputStarted = true;
-      this.text += choice.delta.content;
+      this.#text.append(choice.delta.content);
       events.push({ type: 'text', delta: choice.delta.content });
     }
     for (const delta of choice.delta.tool_calls ?? []) {
