@@ -114,10 +114,11 @@ const LINE_HEAD = 16;
 /**
  * Blank lines between prose paragraphs, streamed: a line break is held until the next
  * character shows whether a prose line follows; it is never held longer than one delta.
+ * `lineHead` is for the tests, which compare the bounded line with one kept whole (`Infinity`).
  */
-export function createParagraphSpacer() {
+export function createParagraphSpacer(lineHead = LINE_HEAD) {
   let inFence = false;
-  /** The current line's start: its leading blanks, then up to LINE_HEAD characters. */
+  /** The current line's start: its leading blanks, then up to `lineHead` characters. */
   let line = '';
   let headLength = 0;
   let headDigits = true;
@@ -134,7 +135,7 @@ export function createParagraphSpacer() {
     headDigits = true;
   };
   const keep = (character: string) => {
-    if (headLength >= LINE_HEAD && !headDigits) return;
+    if (headLength >= lineHead && !headDigits) return;
     line += character;
     if (headLength === 0 && /\s/.test(character)) return;
     headLength++;

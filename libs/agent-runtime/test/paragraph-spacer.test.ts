@@ -2,63 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createParagraphSpacer } from '../src/author-text-shaper.ts';
 
-/**
- * The spacer as it was when it kept every character of the current line: the behaviour the
- * bounded one must keep, character for character.
- */
-function unboundedSpacer() {
-  let inFence = false;
-  let line = '';
-  let pendingBreak = false;
-  let lastLine = '';
-  let emittedAny = false;
-  let trailingBreaks = 0;
-  const structural = (text: string) => /^\s*([-*+>|#]|\d+[.)、]|```|~~~)/.test(text) || text.trim() === '';
-  const out = (text: string) => {
-    if (!text) return '';
-    emittedAny = true;
-    const match = /\n*$/.exec(text);
-    const tail = match ? match[0].length : 0;
-    trailingBreaks = tail === text.length ? trailingBreaks + tail : tail;
-    return text;
-  };
-  return {
-    feed(text: string): string {
-      let result = '';
-      for (const character of text) {
-        if (pendingBreak) {
-          pendingBreak = false;
-          if (character === '\n') {
-            result += '\n\n';
-            lastLine = '';
-            line = '';
-            continue;
-          }
-          const blank = !inFence && !structural(lastLine) && !structural(character);
-          result += blank ? '\n\n' : '\n';
-        }
-        if (character === '\n') {
-          if (/^\s*(```|~~~)/.test(line)) inFence = !inFence;
-          lastLine = line;
-          line = '';
-          pendingBreak = true;
-          continue;
-        }
-        line += character;
-        result += character;
-      }
-      return out(result);
-    },
-    breakBefore(): string {
-      const needed = emittedAny && !inFence ? Math.max(0, 2 - trailingBreaks - (pendingBreak ? 1 : 0)) : 0;
-      const held = pendingBreak ? '\n' : '';
-      pendingBreak = false;
-      lastLine = '';
-      line = '';
-      return out(held + '\n'.repeat(needed));
-    },
-  };
-}
+/** The same spacer keeping every character of the line: the behaviour the bounded one must keep. */
+const unboundedSpacer = () => createParagraphSpacer(Number.POSITIVE_INFINITY);
 
 // Pieces that make lines of every kind the spacer tells apart, and long ones: blanks (the
 // full-width one Chinese prose indents with included), list and quote markers, numbers of any
