@@ -57,9 +57,9 @@ describe('the paragraph spacer', () => {
   it('tells a list marker from prose however far into the line it is decided', () => {
     const spacer = createParagraphSpacer();
     const reference = unboundedSpacer();
-    // A numbered item whose number is longer than the kept head, then one with blanks before it.
-    // A list line keeps its single break before prose, and so does prose before an indented line;
-    // prose after prose gets a blank line.
+    // A numbered item whose number is longer than the kept head, a list item after more blanks
+    // than the head holds, and a prose line longer than it. A list line keeps its single break
+    // before prose, and so does prose before an indented line; prose after prose gets a blank line.
     const text = `${'7'.repeat(30)}. 条目\n散文\n${'　'.repeat(20)}- 条目\n散文\n${'雨'.repeat(40)}\n散文\n`;
     const shaped = spacer.feed(text);
     expect(shaped).toBe(reference.feed(text));
