@@ -8,15 +8,16 @@ import { rounded, table } from './stats.ts';
  * preloaded (`LOOP_MONITOR_FLAGS`); a SIGUSR2 when the window opens restarts their figures and
  * one when it closes makes each print the window's (`quill-loop {…}` on stdout). Not their
  * `/metrics` (the same figures, docs/operations.md "Metrics"): a scrape serialises every metric
- * on the loop it measures, tens of ms under load, which showed in the figures and the frames. The benchmark's
- * own client measures its loop in-process the same way. A sample is the time between two ticks of
- * a 10-ms timer, and what is kept is how late the tick came (the sample less the 10 ms).
+ * on the loop it measures, tens of ms under load, which showed in the figures and the frames.
+ * The benchmark's own client measures its loop in-process the same way. A sample is the time
+ * between two ticks of a 10-ms timer, and what is kept is how late the tick came (the sample
+ * less the 10 ms).
  */
 export interface LoopDelay {
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
-  /** Share of the window the loop spent running callbacks (0–1; waiting for a core counts). */
+  /** Share of the window the loop spent in callbacks (0–1; waiting for a core inside one counts). */
   utilization: number;
 }
 
