@@ -13,7 +13,12 @@
  * frames without the id (what the id costs); the shipped frames into a stream whose window is
  * `--short-window-s` (what a bounded window holds); the shipped frames with a `traceparent` as
  * well, as workers sent them before (what the header costs); the frames with no header block at
- * all (a `PUB`, not an `HPUB`: what any header costs, the id being a streamed frame's only one).
+ * all (a `PUB`, not an `HPUB`: what any header costs, the id being a streamed frame's only one);
+ * the same id under a header JetStream does not read (`own header`: what carrying the id costs,
+ * without the window remembering it); each run's frames one at a time, each stored only if the
+ * run's subject still ends at the previous one (`expected last`, the
+ * `Nats-Expected-Last-Subject-Sequence` header: a re-sent frame is refused instead of stored twice,
+ * with nothing remembered; docs/decisions/0047).
  * With `--live` one core subscriber per run reads its republished frames (`run.<id>.live`), as
  * the gateways do, so the server's CPU includes carrying each frame's headers to a reader.
  * Prints, per variant, the bytes the stream stores per frame (its own count),
@@ -23,7 +28,7 @@
  * variant without ids shows, are not in it). The first `--warmup-s` seconds are not measured.
  *
  *   node test/load/broker-dedupe.ts [--rate 6000] [--runs 300] [--seconds 40] [--warmup-s 5] [--short-window-s 120]
- *     [--variants 'no msg id,shipped,short window,traceparent,no headers'] [--live]
+ *     [--variants 'no msg id,shipped,short window,traceparent,no headers,own header,expected last'] [--live]
  *     (the ids' column needs 'no msg id')
  */
 import { randomUUID } from 'node:crypto';
@@ -57,10 +62,18 @@ const shortWindowS = Number(values['short-window-s']);
 const STREAM_SETTINGS = loadConfig({ env: {}, dotenv: {} }).derived.streams;
 const TICKS_PER_SECOND = 100;
 
-type Variant = 'shipped' | 'no msg id' | 'short window' | 'traceparent' | 'no headers';
+type Variant =
+  | 'shipped'
+  | 'no msg id'
+  | 'short window'
+  | 'traceparent'
+  | 'no headers'
+  | 'expected last'
+  | 'own header';
 
 /** Variants whose frames carry an id the stream remembers for its duplicate window. */
-const remembersIds = (variant: Variant) => variant !== 'no msg id' && variant !== 'no headers';
+const remembersIds = (variant: Variant) =>
+  !['no msg id', 'no headers', 'expected last', 'own header'].includes(variant);
 
 async function windowSeconds(bus: Bus): Promise<number> {
   const info = await bus.jsm.streams.info(bus.names.streams.events);
@@ -91,6 +104,9 @@ async function runVariant(variant: Variant) {
         live: bus.names.live(runId),
         payload: new TextEncoder().encode(JSON.stringify(envelope)),
         frameId: msgIds.frameIds(runId, 1, 1),
+        /** 'expected last': the run's newest stored sequence, and its publish still unanswered. */
+        lastSeq: 0,
+        previous: Promise.resolve() as Promise<unknown>,
       };
     });
     const readers = values.live
@@ -103,10 +119,28 @@ async function runVariant(variant: Variant) {
     const send = (index: number) => {
       const run = runs[index % runs.length]!;
       let h: MsgHdrs | undefined;
+      if (variant === 'expected last') {
+        // Stored only while the subject's newest message is the run's previous frame: a re-sent
+        // frame cannot be stored twice, with no id to remember. One frame of a run at a time.
+        const published = run.previous.then(() => {
+          const expecting = headers();
+          expecting.set(PubHeaders.ExpectedLastSubjectSequenceHdr, String(run.lastSeq));
+          return publisher.publish(run.subject, run.payload, expecting).then((ack) => {
+            run.lastSeq = ack.seq;
+          });
+        });
+        run.previous = published;
+        inFlight.add(published);
+        void published.finally(() => inFlight.delete(published));
+        return;
+      }
       if (variant !== 'no headers') {
         h = headers();
         if (variant === 'traceparent') h.set('traceparent', traceparent);
-        if (variant !== 'no msg id') h.set(PubHeaders.MsgIdHdr, run.frameId(Math.floor(index / runs.length)));
+        // The same id under a name JetStream does not read: what carrying it costs without the window.
+        if (variant === 'own header') h.set('Quill-Frame', run.frameId(Math.floor(index / runs.length)));
+        else if (variant !== 'no msg id')
+          h.set(PubHeaders.MsgIdHdr, run.frameId(Math.floor(index / runs.length)));
       }
       const published = publisher.publish(run.subject, run.payload, h);
       inFlight.add(published);
