@@ -44,7 +44,10 @@
  * next message: what a launch costs once the stack has been quiet (the CPU and system calls per
  * launch then include the quiet time's; for CPU, read the line net of the idle rate).
  *
- *   node test/load/launch-path.ts [--runs 15] [--warmup 200] [--pause-ms 0] [--one-session] [--novel] [--untraced] [--messages] [--idle-ms 5000] [--env KEY=VALUE ...]
+ * `--node-flag=<flag>` (repeatable) starts every service with a Node or V8 option NODE_OPTIONS
+ * refuses, as `capacity.ts` does: a V8 tiering flag's effect on the cold launches, for example.
+ *
+ *   node test/load/launch-path.ts [--runs 15] [--warmup 200] [--pause-ms 0] [--one-session] [--novel] [--untraced] [--messages] [--idle-ms 5000] [--env KEY=VALUE ...] [--node-flag=…]
  */
 import { parseArgs } from 'node:util';
 import { AUTHOR_REQUESTS } from '../support/chinese-project.ts';
@@ -100,6 +103,7 @@ const { values } = parseArgs({
     'idle-ms': { type: 'string', default: '5000' },
     env: { type: 'string', multiple: true, default: [] },
     messages: { type: 'boolean', default: false },
+    'node-flag': { type: 'string', multiple: true, default: [] },
   },
 });
 const runs = Number(values.runs);
@@ -125,6 +129,7 @@ const bench = await startBenchStack({
       : {}),
     ...extraEnv,
   },
+  nodeFlags: values['node-flag'],
 });
 const layouts: Array<Map<string, SpanRow>> = [];
 /** The same runs' ends: from the model's stream read to the router's last span. */
