@@ -104,8 +104,9 @@ async function runVariant(variant: Variant) {
         live: bus.names.live(runId),
         payload: new TextEncoder().encode(JSON.stringify(envelope)),
         frameId: msgIds.frameIds(runId, 1, 1),
-        /** 'expected last': the run's newest stored sequence, and its publish still unanswered. */
+        /** 'expected last': the sequence of the run's newest stored frame. */
         lastSeq: 0,
+        /** 'expected last': the run's publish not answered yet; the next one goes after it. */
         previous: Promise.resolve() as Promise<unknown>,
       };
     });
