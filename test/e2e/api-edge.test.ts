@@ -2,7 +2,7 @@ import { ERROR_CATALOG, ErrorResponse, INT4_MAX } from '@quill/contracts';
 import { addProjectMember, createApiKey, createUser } from '@quill/db/gateway';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postJson } from '../support/api.ts';
-import { rawRequest } from '../support/raw-http.ts';
+import { rawRequest, slowUpload } from '../support/raw-http.ts';
 import { type Stack, startStack } from '../support/stack.ts';
 
 // Only the gateway is needed: these requests are refused (or answered) before any run starts.
@@ -141,6 +141,27 @@ describe('malformed input is a documented 4xx, never a 5xx', () => {
       expect(text, name).not.toContain(marker);
       expectDocumentedError(text, code);
     }
+  });
+
+  it('lets a client still sending a refused body finish it, then answers (a 413 is read, not a reset)', async () => {
+    // 3 MiB against the 1 MiB limit: refused from content-length before any of it is read.
+    const tooLarge = await slowUpload(
+      base,
+      `POST /api/v1/agent/stop HTTP/1.1\r\nauthorization: Bearer ${stack.apiKey}\r\ncontent-type: application/json`,
+      3 * 1024 * 1024,
+    );
+    expect(tooLarge.writeError).toBeUndefined();
+    expect(tooLarge.status).toBe(413);
+    expectDocumentedError(tooLarge.body, 'payload_too_large');
+    // Refused by its content type, before any parser reads it.
+    const unsupported = await slowUpload(
+      base,
+      `POST /api/v1/agent/stop HTTP/1.1\r\nauthorization: Bearer ${stack.apiKey}\r\ncontent-type: application/xml`,
+      512 * 1024,
+    );
+    expect(unsupported.writeError).toBeUndefined();
+    expect(unsupported.status).toBe(415);
+    expectDocumentedError(unsupported.body, 'unsupported_media_type');
   });
 
   it('answers a wrong method on a known path with 405 and allow, an unknown path with 404', async () => {

@@ -42,6 +42,7 @@ import { createRunWatch } from './run-watch.ts';
 import { installSteerTelemetry } from './steer-telemetry.ts';
 import { createStreamTickets } from './stream-tickets.ts';
 import { createTokenService } from './tokens.ts';
+import { installUnreadBodyDrain } from './unread-body.ts';
 import { installWebApp } from './web-app.ts';
 
 declare module 'fastify' {
@@ -101,6 +102,13 @@ export interface GatewayDependencies {
   };
 }
 
+/**
+ * What a refused request's unread body may cost before its answer goes out (unread-body.ts):
+ * more than the largest upload any route takes (a project archive, 20 MiB), so a client that
+ * sent a file too large still reads its 413.
+ */
+const UNREAD_BODY_LIMITS = { maxBytes: 32 * 1024 * 1024, maxMs: 10_000 };
+
 export async function buildGatewayApp(dependencies: GatewayDependencies): Promise<FastifyInstance> {
   const app: FastifyInstance = Fastify({
     loggerInstance: dependencies.logger as FastifyBaseLogger,
@@ -114,6 +122,7 @@ export async function buildGatewayApp(dependencies: GatewayDependencies): Promis
   const methods = createMethodIndex(app);
   app.decorate('registeredRoutes', () => methods.routes());
   installErrorHandler(app, methods);
+  installUnreadBodyDrain(app, UNREAD_BODY_LIMITS);
   // JSON only (and the skills zip, in its plugin): any other body type is 415, not a string
   // that each route would have to refuse itself.
   app.removeContentTypeParser('text/plain');
