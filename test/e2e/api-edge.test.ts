@@ -150,7 +150,7 @@ describe('malformed input is a documented 4xx, never a 5xx', () => {
       `POST /api/v1/agent/stop HTTP/1.1\r\nauthorization: Bearer ${stack.apiKey}\r\ncontent-type: application/json`,
       3 * 1024 * 1024,
     );
-    expect(tooLarge.writeError).toBeUndefined();
+    expect(tooLarge.socketError).toBeUndefined();
     expect(tooLarge.status).toBe(413);
     expectDocumentedError(tooLarge.body, 'payload_too_large');
     // Refused by its content type, before any parser reads it.
@@ -159,7 +159,7 @@ describe('malformed input is a documented 4xx, never a 5xx', () => {
       `POST /api/v1/agent/stop HTTP/1.1\r\nauthorization: Bearer ${stack.apiKey}\r\ncontent-type: application/xml`,
       512 * 1024,
     );
-    expect(unsupported.writeError).toBeUndefined();
+    expect(unsupported.socketError).toBeUndefined();
     expect(unsupported.status).toBe(415);
     expectDocumentedError(unsupported.body, 'unsupported_media_type');
   });

@@ -36,19 +36,20 @@ export function rawRequest(
  * Sends a request whose body goes out in `chunkBytes` pieces, each `pauseMs` after the previous
  * one was written, as a client uploading over a slower link does (on loopback a body written at
  * once is in the kernel's buffers before the server answers); reads the answer to the end.
- * `writeError` is the first failed write (a reset because the server closed first).
+ * `socketError` is the socket's first error (`EPIPE` or `ECONNRESET`: the server closed while the
+ * body was still going out).
  */
 export function slowUpload(
   baseUrl: string,
   head: string,
   bodyBytes: number,
   { chunkBytes = 64 * 1024, pauseMs = 10 } = {},
-): Promise<{ status: number; body: string; writeError: string | undefined }> {
+): Promise<{ status: number; body: string; socketError: string | undefined }> {
   const { hostname, port } = new URL(baseUrl);
   return new Promise((resolve) => {
     const socket = connect(Number(port), hostname);
     let received = '';
-    let writeError: string | undefined;
+    let socketError: string | undefined;
     let finished = false;
     socket.setEncoding('utf8');
     socket.on('data', (chunk: string) => {
@@ -59,10 +60,10 @@ export function slowUpload(
       finished = true;
       const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(received)?.[1] ?? 0);
       const split = received.indexOf('\r\n\r\n');
-      resolve({ status, body: split < 0 ? '' : received.slice(split + 4), writeError });
+      resolve({ status, body: split < 0 ? '' : received.slice(split + 4), socketError });
     };
     socket.on('error', (error: NodeJS.ErrnoException) => {
-      writeError ??= error.code ?? error.message;
+      socketError ??= error.code ?? error.message;
       finish();
     });
     socket.on('close', finish);
