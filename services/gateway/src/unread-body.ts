@@ -8,13 +8,14 @@ export interface UnreadBodyLimits {
 }
 
 /**
- * A refused request may still be sending its body: a 413 decided from `content-length`, a 415, a
- * 401 or a 429 refuse before reading it. Node then closes the connection right after the answer
- * (Fastify marks it `connection: close`), and the client's next write of the body meets a reset.
- * Whether the client sees the answer or only `EPIPE` / `ECONNRESET` is then a race (a browser
- * shows a network error instead of the 413). So before an error answer goes out, the rest of the
- * body is read and dropped, up to `maxBytes` and `maxMs` (what a web server's lingering close
- * does); past either, the answer goes anyway and a client still sending meets the reset.
+ * A refused request may still be sending its body: a 413 decided from `content-length`, a 415 or
+ * a 429 refuse before reading it (an answer after the route's parsing finds it all read). Node
+ * then closes the connection right after the answer (Fastify marks it `connection: close`), and
+ * the client's next write of the body meets a reset. Whether the client sees the answer or only
+ * `EPIPE` / `ECONNRESET` is then a race (a browser shows a network error instead of the 413). So
+ * before an error answer goes out, the rest of the body is read and dropped, up to `maxBytes` and
+ * `maxMs` (what a web server's lingering close does); past either, the answer goes anyway and a
+ * client still sending meets the reset.
  */
 export function installUnreadBodyDrain(app: FastifyInstance, limits: UnreadBodyLimits): void {
   // A callback hook: every other answer goes on in the same turn, with no promise made for it.
