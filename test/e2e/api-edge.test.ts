@@ -150,6 +150,7 @@ describe('malformed input is a documented 4xx, never a 5xx', () => {
       `POST /api/v1/agent/stop HTTP/1.1\r\nauthorization: Bearer ${stack.apiKey}\r\ncontent-type: application/json`,
       3 * 1024 * 1024,
     );
+    expect(tooLarge.sentBytes).toBe(3 * 1024 * 1024);
     expect(tooLarge.socketError).toBeUndefined();
     expect(tooLarge.status).toBe(413);
     expectDocumentedError(tooLarge.body, 'payload_too_large');
@@ -159,6 +160,7 @@ describe('malformed input is a documented 4xx, never a 5xx', () => {
       `POST /api/v1/agent/stop HTTP/1.1\r\nauthorization: Bearer ${stack.apiKey}\r\ncontent-type: application/xml`,
       512 * 1024,
     );
+    expect(unsupported.sentBytes).toBe(512 * 1024);
     expect(unsupported.socketError).toBeUndefined();
     expect(unsupported.status).toBe(415);
     expectDocumentedError(unsupported.body, 'unsupported_media_type');

@@ -36,7 +36,7 @@ describe('dropping a refused request’s unread body', () => {
 
   it('stops reading past maxBytes without waiting for the end', async () => {
     const request = arriving();
-    const dropping = dropUnreadBody(asRequest(request), { maxBytes: 1024, maxMs: 60_000 });
+    const dropping = dropUnreadBody(asRequest(request), limits);
     request.write('a'.repeat(800));
     request.write('b'.repeat(800));
     await dropping;
