@@ -15,13 +15,14 @@
  * `--profile` runs the services under V8's sampling profiler and prints, for the writer and the
  * gateway at each level, how many µs of their CPU per streamed token went where (model read,
  * frame publish, …; support/cpu-profile.ts). The profiler costs a few per cent of CPU itself,
- * so the capacity of a profiled run is not figure 3. `--gc` starts the services with `--trace-gc`
+ * so the capacity of a profiled run is not figure 3; `--keep-profiles` leaves the profiles on disk
+ * and prints where, with each level's window and the services' pids. `--gc` starts the services with `--trace-gc`
  * and prints the writer's and the gateway's collections in each window: how often the young
  * generation is collected, how long it holds the process, and how fast what outlives it grows
  * (support/gc-trace.ts; docs/decisions/0071). `--node-flag=<flag>` (repeatable) starts every
  * service with a Node or V8 option NODE_OPTIONS refuses, such as `--node-flag=--minor-ms`.
  *
- *   node test/load/capacity.ts [--levels 100,200,250,…] [--rate 20] [--limit-ms 100] [--writers 1] [--env KEY=VALUE] [--profile] [--gc] [--node-flag=…]
+ *   node test/load/capacity.ts [--levels 100,200,250,…] [--rate 20] [--limit-ms 100] [--writers 1] [--env KEY=VALUE] [--profile [--keep-profiles]] [--gc] [--node-flag=…]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -56,6 +57,7 @@ const { values } = parseArgs({
     env: { type: 'string', multiple: true, default: [] },
     writers: { type: 'string', default: '1' },
     profile: { type: 'boolean', default: false },
+    'keep-profiles': { type: 'boolean', default: false },
     gc: { type: 'boolean', default: false },
     'node-flag': { type: 'string', multiple: true, default: [] },
   },
@@ -368,7 +370,14 @@ if (profileDir) {
   console.log(
     profileTable(readProfiles(profileDir), profiledWindows, figures, servicePids, PROFILE_CATEGORIES),
   );
-  rmSync(profileDir, { recursive: true, force: true });
+  // Kept for a closer read (a function's own samples, its callers): the windows say which
+  // samples each level's figures come from, on the clock the profiles are stamped with.
+  if (values['keep-profiles'])
+    console.log(
+      `profiles kept in ${profileDir}:`,
+      JSON.stringify({ windows: profiledWindows, pids: servicePids }),
+    );
+  else rmSync(profileDir, { recursive: true, force: true });
 }
 const gc = gcRecorder
   ? gcFigures(

@@ -3,7 +3,9 @@
  * model client (`createLlmClient().streamChat`, the writer's path: the SDK builds and sends the
  * request, the body is read as it arrives, SSE-decoded and assembled into events) against the fake
  * LLM in its own process, paced at `--rate` tokens a second each. Prints this process's CPU per
- * streamed token, per round, after a warm-up round (docs/decisions/0046-model-stream-transport.md).
+ * streamed token, per round, after a warm-up round (docs/decisions/0046-model-stream-transport.md),
+ * and the fake LLM's: what writing the stream costs the benchmarks' stand-in provider, which
+ * shares the machine with the services in every capacity figure (docs/decisions/0074).
  *
  *   node test/load/model-stream.ts [--runs 200] [--tokens 400] [--rate 50] [--rounds 3]
  */
@@ -11,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { createLlmClient } from '@quill/llm';
 import { startFakeLlmProcess } from '../support/fake-llm-process.ts';
-import { loadAverage } from './support/proc.ts';
+import { cpuMs, loadAverage } from './support/proc.ts';
 import { plainReply } from './support/runs.ts';
 import { rounded } from './support/stats.ts';
 
@@ -56,20 +58,30 @@ async function streamOne(): Promise<number> {
   return deltas;
 }
 
-async function round(count: number): Promise<{ tokens: number; cpuUs: number; seconds: number }> {
+async function round(
+  count: number,
+): Promise<{ tokens: number; cpuUs: number; fakeCpuUs: number; seconds: number }> {
   await fake.addScript({ match: { role: 'writer' }, responses: Array.from({ length: count }, () => reply) });
   const startedCpu = process.cpuUsage();
+  const startedFakeMs = cpuMs(fake.child.pid);
   const startedAt = performance.now();
   const counts = await Promise.all(Array.from({ length: count }, streamOne));
   const cpu = process.cpuUsage(startedCpu);
   return {
     tokens: counts.reduce((sum, value) => sum + value, 0),
     cpuUs: cpu.user + cpu.system,
+    fakeCpuUs: (cpuMs(fake.child.pid) - startedFakeMs) * 1000,
     seconds: (performance.now() - startedAt) / 1000,
   };
 }
 
-const results: Array<{ round: number; tokens: number; cpu_us_per_token: number; seconds: number }> = [];
+const results: Array<{
+  round: number;
+  tokens: number;
+  cpu_us_per_token: number;
+  fake_cpu_us_per_token: number;
+  seconds: number;
+}> = [];
 try {
   await round(Math.min(20, runs));
   for (let index = 1; index <= rounds; index++) {
@@ -78,18 +90,20 @@ try {
       round: index,
       tokens: measured.tokens,
       cpu_us_per_token: measured.cpuUs / measured.tokens,
+      fake_cpu_us_per_token: measured.fakeCpuUs / measured.tokens,
       seconds: measured.seconds,
     });
     console.log(
-      `round ${index}: ${measured.tokens} tokens over ${runs} calls in ${rounded(measured.seconds)} s, ${rounded(measured.cpuUs / measured.tokens)} µs of client CPU per token`,
+      `round ${index}: ${measured.tokens} tokens over ${runs} calls in ${rounded(measured.seconds)} s, ${rounded(measured.cpuUs / measured.tokens)} µs of client CPU per token, fake LLM ${rounded(measured.fakeCpuUs / measured.tokens)}`,
     );
   }
 } finally {
   await fake.close();
 }
 const best = Math.min(...results.map((row) => row.cpu_us_per_token));
+const bestFake = Math.min(...results.map((row) => row.fake_cpu_us_per_token));
 console.log(
-  `model-stream: ${runs} calls at ${rate} tokens/s, best ${rounded(best)} µs per token (load ${loadAverage()})`,
+  `model-stream: ${runs} calls at ${rate} tokens/s, best ${rounded(best)} µs per token, fake LLM ${rounded(bestFake)} (load ${loadAverage()})`,
 );
 console.log(
   JSON.stringify({
@@ -99,6 +113,11 @@ console.log(
     rate,
     load_average: loadAverage(),
     best_cpu_us_per_token: rounded(best),
-    rounds: results.map((row) => ({ ...row, cpu_us_per_token: rounded(row.cpu_us_per_token) })),
+    best_fake_cpu_us_per_token: rounded(bestFake),
+    rounds: results.map((row) => ({
+      ...row,
+      cpu_us_per_token: rounded(row.cpu_us_per_token),
+      fake_cpu_us_per_token: rounded(row.fake_cpu_us_per_token),
+    })),
   }),
 );

@@ -14,7 +14,11 @@ import { table } from './stats.ts';
  */
 
 export interface CpuProfile {
-  nodes: Array<{ id: number; callFrame: { functionName: string; url: string }; children?: number[] }>;
+  nodes: Array<{
+    id: number;
+    callFrame: { functionName: string; url: string; lineNumber?: number };
+    children?: number[];
+  }>;
   startTime: number;
   endTime: number;
   samples: number[];
