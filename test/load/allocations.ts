@@ -60,7 +60,15 @@ try {
   );
   // Measured once every run streams, and a few seconds more: the launches' garbage is not in it.
   await sleep(runCount * START_GAP_MS);
-  while (traces.length < runCount || traces.some((trace) => trace.text.length === 0)) await sleep(200);
+  const streamingBy = performance.now() + 60_000;
+  const waitingForText = () =>
+    traces.length < runCount || traces.some((trace) => trace.text.length === 0 && !trace.failure);
+  while (waitingForText()) {
+    if (performance.now() > streamingBy) throw new Error('runs still without text after 60 s');
+    await sleep(200);
+  }
+  const failed = traces.filter((trace) => trace.failure).length;
+  if (failed > 0) throw new Error(`${failed} of ${runCount} runs failed before the measurement`);
   await sleep(3000);
   const pid = Object.entries(bench.pids()).find(([instance]) => instance.startsWith(values.service))?.[1];
   if (pid === undefined) throw new Error(`no ${values.service} process`);

@@ -44,7 +44,7 @@ export async function openInspector(pid: number): Promise<InspectorSession> {
     if (message.error) entry.reject(new Error(message.error.message));
     else entry.resolve(message.result);
   });
-  return {
+  const session: InspectorSession = {
     send: <T>(method: string, params: Record<string, unknown> = {}) =>
       new Promise<T>((resolve, reject) => {
         const id = ++lastId;
@@ -53,4 +53,14 @@ export async function openInspector(pid: number): Promise<InspectorSession> {
       }),
     close: () => socket.close(),
   };
+  // Another process may hold the port (one signalled earlier and still running): the figures
+  // must be this one's.
+  const { result } = await session.send<{ result: { value?: unknown } }>('Runtime.evaluate', {
+    expression: 'process.pid',
+  });
+  if (result.value !== pid) {
+    session.close();
+    throw new Error(`the inspector on ${INSPECTOR} is pid ${String(result.value)}'s, not ${pid}'s`);
+  }
+  return session;
 }
