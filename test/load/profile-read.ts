@@ -13,6 +13,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { CpuProfile } from './support/cpu-profile.ts';
+import { functionLabel } from './support/heap-samples.ts';
 
 const { values } = parseArgs({
   options: {
@@ -32,11 +33,7 @@ const profile = JSON.parse(readFileSync(join(values.dir, file), 'utf8')) as CpuP
 const byId = new Map(profile.nodes.map((node) => [node.id, node]));
 const parentOf = new Map<number, number>();
 for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
-const where = (id: number): string => {
-  const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
-  const short = url.replace(/^.*\/(node_modules|libs|services)\//, '$1/');
-  return `${functionName || '(anonymous)'} ${short}:${(lineNumber ?? -1) + 1}`;
-};
+const where = (id: number): string => functionLabel(byId.get(id)!.callFrame);
 
 const counts = new Map<string, number>();
 let busy = 0;

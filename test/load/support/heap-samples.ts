@@ -16,10 +16,10 @@ export interface SamplingHeapProfile {
 }
 
 /** `name path:line`, the path cut to where the repository's or a package's own part starts. */
-export function functionLabel(node: HeapProfileNode): string {
-  const { functionName, url, lineNumber } = node.callFrame;
+export function functionLabel(callFrame: { functionName: string; url: string; lineNumber?: number }): string {
+  const { functionName, url, lineNumber } = callFrame;
   const path = url.replace(/^.*\/(node_modules|libs|services|test)\//, '$1/');
-  return `${functionName || '(anonymous)'} ${path}:${lineNumber + 1}`;
+  return `${functionName || '(anonymous)'} ${path}:${(lineNumber ?? -1) + 1}`;
 }
 
 export function allocationsByFunction(
@@ -42,7 +42,7 @@ export function allocationsByFunction(
     total += sample.size;
     const counted = new Set<string>();
     for (let id: number | undefined = sample.nodeId; id !== undefined; id = parentOf.get(id)) {
-      const label = functionLabel(nodes.get(id)!);
+      const label = functionLabel(nodes.get(id)!.callFrame);
       if (!counted.has(label)) bytes.set(label, (bytes.get(label) ?? 0) + sample.size);
       counted.add(label);
       if (!options.inclusive) break;
