@@ -18,7 +18,14 @@ export { publishCore, publishEnvelope } from './publish.ts';
 export { lastSequence, lastStored, nextStored, readOrderedRaw } from './raw-reads.ts';
 export { BusRequestError, type Responder, requestReply, serveRequests } from './request.ts';
 export { onReconnect } from './resubscribe.ts';
-export { publishFrame, readRunFramesAndSteps } from './run-events.ts';
+export {
+  publishFrame,
+  RUN_RECORD_CLOCK_MARGIN_MS,
+  type RunRecordOptions,
+  type RunRecordRead,
+  readRunFramesAndSteps,
+  readStoredRun,
+} from './run-events.ts';
 export { runTraceContext } from './run-trace.ts';
 export {
   ensureRoleConsumer,

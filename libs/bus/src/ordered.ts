@@ -4,7 +4,7 @@ import { decodeEnvelope, InvalidEnvelopeError } from './codec.ts';
 import type { Bus } from './connection.ts';
 import { lastStored, nextStored, type RawStoredMessage } from './raw-reads.ts';
 import { consumeOrdered } from './resubscribe.ts';
-import { readStoredRange } from './stored-range.ts';
+import { readStoredRange, type StoredRange } from './stored-range.ts';
 
 export interface OrderedItem<T> {
   /** The JetStream stream sequence: the SSE `id:` and the resume point. */
@@ -106,6 +106,9 @@ export async function readStored<S extends z.ZodType>(
     few?: number;
     afterSeq?: number;
     settled?: boolean;
+    /** For a read without `few`: start from this time (`readStoredRange`'s `since`, `onStart`). */
+    since?: Date;
+    onStart?: (firstSeq: number) => void;
   },
 ): Promise<Array<OrderedItem<z.infer<S>>>> {
   const items: Array<OrderedItem<z.infer<S>>> = [];
@@ -128,9 +131,12 @@ export async function readStored<S extends z.ZodType>(
     if (newest !== undefined && afterSeq >= newest) return items;
   }
   // What is stored now bounds the read: one still being written to is read up to here.
-  await readStoredRange(bus, { stream: options.stream, subject: options.subject, afterSeq }, (stored) =>
-    items.push(decodedItem(options.schema, options.subject, stored)),
-  );
+  const range: StoredRange = { stream, subject, afterSeq };
+  if (few === 0 && options.since) {
+    range.since = options.since;
+    if (options.onStart) range.onStart = options.onStart;
+  }
+  await readStoredRange(bus, range, (stored) => items.push(decodedItem(options.schema, subject, stored)));
   return items;
 }
 

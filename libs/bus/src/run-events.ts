@@ -5,9 +5,11 @@ import {
   type SettledRunRecord,
   type SseFrame,
   StepRecordEnvelope,
+  UsageEnvelope,
 } from '@quill/contracts';
+import type { z } from 'zod';
 import type { Bus } from './connection.ts';
-import { readStored } from './ordered.ts';
+import { type OrderedItem, readStored } from './ordered.ts';
 import { type PublishOptions, publishEnvelope } from './publish.ts';
 
 /** Publishes an author-facing frame to `run.<runId>.events`. */
@@ -16,25 +18,120 @@ export function publishFrame(bus: Bus, value: SseFrame, options: PublishOptions 
 }
 
 /**
- * A run's stored frames and step records with their stream sequences, unparseable messages left
- * out: what billing settles from (with the usage reports) and what the router archives. The step
- * records are read as a settled subject (their newest message bounds the read): both read a run
- * once it ended.
+ * How long before a run's launch time (`RunStartEnvelope.created_at`, the gateway's clock) its
+ * record is read from: room for the gateway's and nats-server's clocks to differ. A read that
+ * started too late is noticed and made again from the stream's start (`readStoredRun`).
  */
-export async function readRunFramesAndSteps(bus: Bus, runId: string): Promise<SettledRunRecord> {
+export const RUN_RECORD_CLOCK_MARGIN_MS = 60_000;
+
+export interface RunRecordOptions {
+  /** When the run was launched (ISO time): its record is read from shortly before. */
+  launchedAt?: string | undefined;
+  /** Read the run's usage reports too. */
+  usage?: boolean;
+}
+
+export interface RunRecordRead extends SettledRunRecord {
+  /** The usage reports, when asked for (unparseable ones left out). */
+  usage: UsageEnvelope[];
+}
+
+/**
+ * A run's stored frames and step records with their stream sequences, unparseable messages left
+ * out, and its usage reports when asked: what billing settles from and what the router archives.
+ * The step records and usage reports are read as settled subjects (their newest message bounds
+ * the read): both read a run once it ended.
+ *
+ * Given the run's launch time, the frames are read from shortly before it, and the other two
+ * subjects from the first frame on. Without it every read starts at the stream's first message,
+ * and nats-server looks through each older block of the stream (a day of every run's frames)
+ * for the run's subject, loading what it has let go of from disk (docs/decisions/0075). The
+ * run's first frame is `run_started` (the launch stores it before the router can publish
+ * anything of the run), so a read that does not begin with it started too late (clocks further
+ * apart than the margin) and is made again from the stream's start.
+ */
+export async function readStoredRun(
+  bus: Bus,
+  runId: string,
+  options: RunRecordOptions = {},
+): Promise<RunRecordRead> {
+  const launched = options.launchedAt ? Date.parse(options.launchedAt) : Number.NaN;
+  if (Number.isFinite(launched)) {
+    const read = await readSubjects(bus, runId, new Date(launched - RUN_RECORD_CLOCK_MARGIN_MS), options);
+    if (read.events[0]?.envelope?.frame.type === 'run_started') return recordOf(read);
+  }
+  return recordOf(await readSubjects(bus, runId, undefined, options));
+}
+
+/** The frames and step records of `readStoredRun`, without the usage reports. */
+export async function readRunFramesAndSteps(
+  bus: Bus,
+  runId: string,
+  launchedAt?: string,
+): Promise<SettledRunRecord> {
+  const { frames, steps } = await readStoredRun(bus, runId, { launchedAt });
+  return { frames, steps };
+}
+
+interface SubjectReads {
+  events: Array<OrderedItem<EventEnvelope>>;
+  steps: Array<OrderedItem<StepRecordEnvelope>>;
+  usage: Array<OrderedItem<UsageEnvelope>>;
+}
+
+async function readSubjects(
+  bus: Bus,
+  runId: string,
+  since: Date | undefined,
+  options: RunRecordOptions,
+): Promise<SubjectReads> {
   const stream = bus.names.streams.events;
-  const [events, steps] = await Promise.all([
-    readStored(bus, { stream, subject: bus.names.events(runId), schema: EventEnvelope }),
-    readStored(bus, {
-      stream,
-      subject: bus.names.steps(runId),
-      schema: StepRecordEnvelope,
-      few: RUN_RECORDS_READ_ONE_BY_ONE,
-      settled: true,
-    }),
+  // Where the settled subjects are read after: just before the first frame the timed read found
+  // (a step record or usage report is never stored before the run's first frame), or the start.
+  let startAt: (afterSeq: number | undefined) => void = () => undefined;
+  const afterSeq = since
+    ? new Promise<number | undefined>((resolve) => (startAt = resolve))
+    : Promise.resolve(0);
+  const events = readStored(bus, {
+    stream,
+    subject: bus.names.events(runId),
+    schema: EventEnvelope,
+    ...(since ? { since, onStart: (firstSeq: number) => startAt(firstSeq - 1) } : {}),
+  });
+  // A read that ended without naming where it began leaves the others at the stream's start;
+  // one that failed leaves them unread (the record fails with it).
+  events.then(
+    () => startAt(0),
+    () => startAt(undefined),
+  );
+  const settled = <S extends z.ZodType>(subject: string, schema: S) =>
+    afterSeq.then(
+      (after): Promise<Array<OrderedItem<z.infer<S>>>> =>
+        after === undefined
+          ? Promise.resolve([])
+          : readStored(bus, {
+              stream,
+              subject,
+              schema,
+              few: RUN_RECORDS_READ_ONE_BY_ONE,
+              settled: true,
+              afterSeq: after,
+            }),
+    );
+  const [eventItems, stepItems, usageItems] = await Promise.all([
+    events,
+    settled(bus.names.steps(runId), StepRecordEnvelope),
+    options.usage ? settled(bus.names.usage(runId), UsageEnvelope) : Promise.resolve([]),
   ]);
+  return { events: eventItems, steps: stepItems, usage: usageItems };
+}
+
+function recordOf(read: SubjectReads): RunRecordRead {
   return {
-    frames: events.flatMap((item) => (item.envelope ? [{ seq: item.seq, frame: item.envelope.frame }] : [])),
-    steps: steps.flatMap((item) => (item.envelope ? [{ seq: item.seq, record: item.envelope }] : [])),
+    frames: read.events.flatMap((item) =>
+      item.envelope ? [{ seq: item.seq, frame: item.envelope.frame }] : [],
+    ),
+    steps: read.steps.flatMap((item) => (item.envelope ? [{ seq: item.seq, record: item.envelope }] : [])),
+    usage: read.usage.flatMap((item) => (item.envelope ? [item.envelope] : [])),
   };
 }

@@ -17,6 +17,20 @@ const PULL_BATCH = 512;
 /** How long the server keeps a consumer whose reader died without removing it. */
 const ORPHAN_CONSUMER_NS = 5 * 60 * 1_000_000_000;
 
+export interface StoredRange {
+  stream: string;
+  subject: string;
+  afterSeq: number;
+  /**
+   * Start from the first message stored at or after this time instead of after `afterSeq`:
+   * the server finds it from its blocks' time stamps, so a read of a recent subject does not look
+   * through every older block of the stream for it (docs/decisions/0075). `onStart` is told the
+   * sequence the read began at once the server named it.
+   */
+  since?: Date;
+  onStart?: (firstSeq: number) => void;
+}
+
 /**
  * Hands every message stored on `subject` after `afterSeq` when the read starts to `onMessage`,
  * in order, and resolves once the last one was handed over (one stored meanwhile may come too).
@@ -37,12 +51,14 @@ const ORPHAN_CONSUMER_NS = 5 * 60 * 1_000_000_000;
  */
 export function readStoredRange(
   bus: Bus,
-  range: { stream: string; subject: string; afterSeq: number },
+  range: StoredRange,
   onMessage: (message: RawStoredMessage) => void,
 ): Promise<void> {
   const { stream, subject } = range;
   return new Promise<void>((resolve, reject) => {
     let nextSeq = range.afterSeq + 1;
+    /** Until the first consumer is made, a read given `since` starts from that time. */
+    let startKnown = range.since === undefined;
     /** Messages stored when the read began and not handed over yet (known once the first consumer is made). */
     let left: number | undefined;
     let consumer: Consumer | undefined;
@@ -102,10 +118,12 @@ export function readStoredRange(
     const subscribe = async (mine: number, first: boolean): Promise<void> => {
       for (let attempt = 1; !finished && mine === generation; attempt++) {
         try {
+          const byTime = !startKnown && range.since !== undefined;
           const info = await bus.jsm.consumers.add(stream, {
             filter_subject: subject,
-            deliver_policy: DeliverPolicy.StartSequence,
-            opt_start_seq: nextSeq,
+            ...(byTime
+              ? { deliver_policy: DeliverPolicy.StartTime, opt_start_time: range.since!.toISOString() }
+              : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: nextSeq }),
             ack_policy: AckPolicy.None,
             mem_storage: true,
             num_replicas: 1,
@@ -118,6 +136,12 @@ export function readStoredRange(
           }
           remove(consumer);
           consumer = opened;
+          if (byTime) {
+            // The server names where the time put the read: the sequence before its first message.
+            nextSeq = info.delivered.stream_seq + 1;
+            startKnown = true;
+            range.onStart?.(nextSeq);
+          }
           left ??= info.num_pending;
           // Nothing (left) to read: an empty subject, or what was left expired meanwhile.
           if (info.num_pending === 0) {

@@ -240,7 +240,16 @@ export const RunOutcome = z.object({
 });
 export type RunOutcome = z.infer<typeof RunOutcome>;
 
-export const BillingSettleRequest = z.object({ v: v1, run_id: id, user_id: id, outcome: RunOutcome });
+export const BillingSettleRequest = z.object({
+  v: v1,
+  run_id: id,
+  user_id: id,
+  outcome: RunOutcome,
+  // When the run was launched (its start envelope's `created_at`): billing reads the run's record
+  // from shortly before, not from the stream's first message, and checks the read began with the
+  // run's first frame (docs/decisions/0075). Absent: read from the stream's start.
+  launched_at: z.iso.datetime({ offset: true }).optional(),
+});
 export type BillingSettleRequest = z.infer<typeof BillingSettleRequest>;
 export const BillingDecision = z.enum(['charge', 'refund']);
 export type BillingDecision = z.infer<typeof BillingDecision>;

@@ -1,11 +1,5 @@
-import { type Bus, readRunFramesAndSteps, readStored } from '@quill/bus';
-import {
-  RUN_RECORDS_READ_ONE_BY_ONE,
-  SETTLED_RECORD_MAX_BYTES,
-  type SettledRunRecord,
-  type StepResult,
-  UsageEnvelope,
-} from '@quill/contracts';
+import { type Bus, readStoredRun } from '@quill/bus';
+import { SETTLED_RECORD_MAX_BYTES, type SettledRunRecord, type StepResult } from '@quill/contracts';
 import type { RunRecord } from './run-meter.ts';
 
 /** The record the settlement decides from, and the stored messages it was read from. */
@@ -20,29 +14,22 @@ export interface StoredRunRecord extends RunRecord {
  * the caller sends. Unparseable messages are skipped (their consumers already ended the run).
  * A run is settled once it ended, so its step records and usage reports are read as settled
  * subjects: their newest message bounds the read. The frames and step records are kept with their
- * sequences too: the settlement's reply hands them to the router's archive.
+ * sequences too: the settlement's reply hands them to the router's archive. Given the run's launch
+ * time (the router sends it), the read starts shortly before it rather than at the stream's
+ * first message (docs/decisions/0075).
  */
-export async function readRunRecord(bus: Bus, runId: string): Promise<StoredRunRecord> {
-  const [stored, usage] = await Promise.all([
-    readRunFramesAndSteps(bus, runId),
-    readStored(bus, {
-      stream: bus.names.streams.events,
-      subject: bus.names.usage(runId),
-      schema: UsageEnvelope,
-      few: RUN_RECORDS_READ_ONE_BY_ONE,
-      settled: true,
-    }),
-  ]);
+export async function readRunRecord(bus: Bus, runId: string, launchedAt?: string): Promise<StoredRunRecord> {
+  const read = await readStoredRun(bus, runId, { launchedAt, usage: true });
   const results = new Map<number, StepResult>();
-  for (const { record } of stored.steps) {
+  for (const { record } of read.steps) {
     // A step result published twice (a retried worker) is one step.
     if (record.kind === 'result') results.set(record.result.step, record.result);
   }
   return {
-    frames: stored.frames.map((item) => item.frame),
+    frames: read.frames.map((item) => item.frame),
     steps: [...results.values()],
-    usage: usage.flatMap((item) => (item.envelope ? [item.envelope] : [])),
-    stored,
+    usage: read.usage,
+    stored: { frames: read.frames, steps: read.steps },
   };
 }
 

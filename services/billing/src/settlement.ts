@@ -17,7 +17,7 @@ import { carriedRecord, readRunRecord } from './run-record.ts';
 export function createSettleHandler(dependencies: { bus: Bus; pool: Pool; logger: Logger }) {
   const { bus, pool, logger } = dependencies;
   return async function settle(request: BillingSettleRequest): Promise<BillingSettleReply> {
-    const record = await readRunRecord(bus, request.run_id);
+    const record = await readRunRecord(bus, request.run_id, request.launched_at);
     const output = analyzeRunOutput(record.frames);
     const verdict = decideBilling(endingOf(output.terminal, request.outcome), output);
     const meter = meterRun(record, output.terminal);

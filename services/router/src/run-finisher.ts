@@ -65,12 +65,20 @@ export async function finishRunWith(
   // What the settlement read of the run, and the frames stored after it: the archive's copy.
   let settledRecord: SettledRunRecord | undefined;
   const storedAfter: PublishedFrame[] = [];
+  const launched = launchedAt(start);
   try {
     const settlement = await requestReply(
       bus,
       bus.names.billingSettle,
       { request: BillingSettleRequest, reply: BillingSettleReply },
-      { v: 1, run_id: runId, user_id: start.user_id, outcome: toRunOutcome(outcome) },
+      {
+        v: 1,
+        run_id: runId,
+        user_id: start.user_id,
+        outcome: toRunOutcome(outcome),
+        // Where billing's read of the run may begin (docs/decisions/0075).
+        ...(launched ? { launched_at: launched } : {}),
+      },
       // Asked again until a billing replica answers (settling is once per run, so a repeat is
       // harmless); past the deadline the billing reconciler settles it (README "Fault tolerance").
       {
@@ -166,9 +174,15 @@ export async function finishRunWith(
   // settlement's read when its reply carried it (a long run's does not: the archive reads it). A
   // failure here is left to the router's sweep, which archives every ended run it finds unarchived.
   const known = settledRecord ? settledRecordCopy(settledRecord, storedAfter) : undefined;
-  await archiveRun(bus, pool, runId, known).catch((error: unknown) =>
+  await archiveRun(bus, pool, runId, known, launched).catch((error: unknown) =>
     logger.warn({ err: error }, 'run archive deferred to the sweep'),
   );
+}
+
+/** The run's launch time, when its start envelope holds one the settle request accepts. */
+function launchedAt(start: RunStartEnvelope): string | undefined {
+  const parsed = BillingSettleRequest.shape.launched_at.safeParse(start.created_at);
+  return parsed.success ? parsed.data : undefined;
 }
 
 /**

@@ -36,7 +36,12 @@ describe('run finisher', () => {
       'workflow_complete',
       'done',
     ]);
-    expect(rig.settles.at(-1)).toMatchObject({ run_id: start.run_id, outcome: { terminal: 'complete' } });
+    // The launch time goes with it: billing reads the run's record from there.
+    expect(rig.settles.at(-1)).toMatchObject({
+      run_id: start.run_id,
+      outcome: { terminal: 'complete' },
+      launched_at: start.created_at,
+    });
     expect(await getRun(rig.database.pool, start.run_id)).toMatchObject({
       phase: 'done',
       stopReason: 'completed',

@@ -18,8 +18,10 @@ export async function archiveRun(
   pool: Pool,
   runId: string,
   known?: SettledRunRecord,
+  /** The run's launch time: a read of the run starts shortly before it (docs/decisions/0075). */
+  launchedAt?: string,
 ): Promise<ArchiveResult> {
-  const { frames, steps } = known ?? (await readRunFramesAndSteps(bus, runId));
+  const { frames, steps } = known ?? (await readRunFramesAndSteps(bus, runId, launchedAt));
   // Frames but no `done`: someone is still ending the stream; the sweep comes back later.
   if (frames.length > 0 && !frames.some((item) => item.frame.type === 'done')) return 'not_ended';
   return (await saveRunArchive(pool, { runId, frames, steps })) ? 'archived' : 'already';

@@ -1,0 +1,164 @@
+import { randomUUID } from 'node:crypto';
+import { EventEnvelope, frame, StepRecordEnvelope, UsageEnvelope } from '@quill/contracts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closeTestBus, openTestBus } from '../../../test/support/test-bus.ts';
+import {
+  type Bus,
+  publishEnvelope,
+  publishFrame,
+  RUN_RECORD_CLOCK_MARGIN_MS,
+  readStored,
+  readStoredRun,
+} from '../src/index.ts';
+
+// nats-server and this process share the machine's clock; a few milliseconds between a message's
+// store and the time taken keep the two on either side of it.
+const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
+
+let bus: Bus;
+
+beforeAll(async () => {
+  bus = await openTestBus('rrr', 'test');
+});
+
+afterAll(() => closeTestBus(bus));
+
+const text = (runId: string, content: string) => frame('text', runId, { agent: 'writer', content });
+
+/** A run's record as a launch, a router and a writer store it, with another run's frames around it. */
+async function storeRun(runId: string, userId: string, other: string): Promise<void> {
+  await publishFrame(bus, text(other, 'before'));
+  await publishFrame(
+    bus,
+    frame('run_started', runId, {
+      session_id: randomUUID(),
+      project_id: randomUUID(),
+      generation_mode: 'fast',
+    }),
+  );
+  await publishEnvelope(
+    bus,
+    bus.names.steps(runId),
+    StepRecordEnvelope,
+    { v: 1, kind: 'dispatched', run_id: runId, step: 1, role: 'writer' },
+    {},
+  );
+  for (const content of ['第一段', '第二段']) {
+    await publishFrame(bus, text(runId, content));
+    await publishFrame(bus, text(other, content));
+  }
+  await publishEnvelope(
+    bus,
+    bus.names.usage(runId),
+    UsageEnvelope,
+    {
+      v: 1,
+      run_id: runId,
+      user_id: userId,
+      call_index: 1000,
+      attempt: 0,
+      role: 'writer',
+      provider: 'fake',
+      model: 'fake-1',
+      usage: { prompt_tokens: 10, completion_tokens: 4, total_tokens: 14, usage_source: 'provider' },
+    },
+    {},
+  );
+  await publishFrame(bus, frame('workflow_complete', runId, {}));
+}
+
+describe('reading a run record from its launch time', () => {
+  it('a read given a time starts at the first message stored at or after it, and names it', async () => {
+    const runId = randomUUID();
+    for (const content of ['old 1', 'old 2']) await publishFrame(bus, text(runId, content));
+    await tick();
+    const since = new Date();
+    await tick();
+    const later = await publishFrame(bus, text(runId, 'new 1'));
+    await publishFrame(bus, text(runId, 'new 2'));
+    let named: number | undefined;
+    const read = await readStored(bus, {
+      stream: bus.names.streams.events,
+      subject: bus.names.events(runId),
+      schema: EventEnvelope,
+      since,
+      onStart: (seq) => {
+        named = seq;
+      },
+    });
+    expect(
+      read.map((item) => (item.envelope?.frame.type === 'text' ? item.envelope.frame.content : '')),
+    ).toEqual(['new 1', 'new 2']);
+    expect(named).toBe(later.seq);
+  });
+
+  it('reads the same frames, step records and usage as a read from the stream start', async () => {
+    const runId = randomUUID();
+    const userId = randomUUID();
+    const launchedAt = new Date().toISOString();
+    await storeRun(runId, userId, randomUUID());
+
+    const whole = await readStoredRun(bus, runId, { usage: true });
+    const timed = await readStoredRun(bus, runId, { launchedAt, usage: true });
+    expect(whole.frames.map((item) => item.frame.type)).toEqual([
+      'run_started',
+      'text',
+      'text',
+      'workflow_complete',
+    ]);
+    expect(whole.steps).toHaveLength(1);
+    expect(whole.usage).toHaveLength(1);
+    expect(timed).toEqual(whole);
+  });
+
+  it('starts at the launch time: what the subject held before it is not read', async () => {
+    const runId = randomUUID();
+    // Never stored before a run's launch in service; here it marks where the read began.
+    await publishFrame(bus, text(runId, 'stored before the launch'));
+    await tick();
+    const launchedAt = new Date(Date.now() + RUN_RECORD_CLOCK_MARGIN_MS).toISOString();
+    await tick();
+    await storeRun(runId, randomUUID(), randomUUID());
+
+    const timed = await readStoredRun(bus, runId, { launchedAt, usage: true });
+    expect(timed.frames[0]?.frame.type).toBe('run_started');
+    expect(timed.frames).toHaveLength(4);
+    expect(timed.steps).toHaveLength(1);
+    expect(timed.usage).toHaveLength(1);
+    // From the stream's start, the earlier frame is there.
+    expect((await readStoredRun(bus, runId)).frames).toHaveLength(5);
+  });
+
+  it('reads the whole record again when the time fell after the run start (clocks apart)', async () => {
+    const runId = randomUUID();
+    await publishFrame(
+      bus,
+      frame('run_started', runId, {
+        session_id: randomUUID(),
+        project_id: randomUUID(),
+        generation_mode: 'fast',
+      }),
+    );
+    await tick();
+    // The launch time as a clock ahead of the server's by more than the margin would give it.
+    const launchedAt = new Date(Date.now() + RUN_RECORD_CLOCK_MARGIN_MS).toISOString();
+    await tick();
+    await publishFrame(bus, text(runId, '第一段'));
+    await publishEnvelope(
+      bus,
+      bus.names.steps(runId),
+      StepRecordEnvelope,
+      { v: 1, kind: 'dispatched', run_id: runId, step: 1, role: 'writer' },
+      {},
+    );
+
+    const timed = await readStoredRun(bus, runId, { launchedAt });
+    expect(timed.frames.map((item) => item.frame.type)).toEqual(['run_started', 'text']);
+    expect(timed.steps).toHaveLength(1);
+    // Ahead of everything stored: the time read finds nothing, and the whole record is read.
+    const ahead = new Date(Date.now() + 2 * RUN_RECORD_CLOCK_MARGIN_MS).toISOString();
+    expect(await readStoredRun(bus, runId, { launchedAt: ahead, usage: true })).toEqual(
+      await readStoredRun(bus, runId, { usage: true }),
+    );
+  });
+});
