@@ -30,10 +30,13 @@ export async function readRunHistory(
   const archived = await getArchivedFrames(pool, runId, afterSeq);
   if (archived)
     return { source: 'archive', events: archived.map((item) => ({ id: item.seq, frame: item.frame })) };
+  // From after `afterSeq`, not the stream's start: the server need not look through the blocks
+  // before it for the run's subject (docs/decisions/0075).
   const stored = await readStored(bus, {
     stream: bus.names.streams.events,
     subject: bus.names.events(runId),
     schema: EventEnvelope,
+    afterSeq,
   });
   return {
     source: 'stream',

@@ -6,9 +6,9 @@ import { setSessionPhase } from '@quill/db/router';
 import { seedDemo } from '@quill/db/seed';
 import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestRun } from '../../../test/support/run-rows.ts';
-import { closeTestBus, openTestBus } from '../../../test/support/test-bus.ts';
+import { closeTestBus, countStoredGets, openTestBus } from '../../../test/support/test-bus.ts';
 import { createPhaseWriter } from '../src/phases/phase-writer.ts';
 import { createRunSweep, type SweepSettings } from '../src/phases/run-sweep.ts';
 
@@ -104,7 +104,19 @@ describe('the router sweep of run rows', () => {
   it('leaves a running run whose stream has not ended to its router until it is abandoned', async () => {
     const { runId, sessionId } = await takenRun();
     await publish(wroteReply(runId));
-    expect(await sweep().runOnce()).toMatchObject({ finished: 0, ended: 0 });
+    // A run in progress costs the pass one look at its newest frame, not a read of its stream.
+    const consumersMade = vi.spyOn(bus.jsm.consumers, 'add');
+    const gets = countStoredGets(bus);
+    let consumers: number;
+    try {
+      expect(await sweep().runOnce()).toMatchObject({ finished: 0, ended: 0 });
+    } finally {
+      consumers = consumersMade.mock.calls.length;
+      gets.restore();
+      consumersMade.mockRestore();
+    }
+    expect(consumers).toBe(0);
+    expect(gets.count).toBe(1);
     expect((await getRun(database.pool, runId))?.phase).toBe('running');
 
     // Past the deadline nobody ended it: the stream gets its terminal frame and done, once.

@@ -1,4 +1,4 @@
-import { type Bus, publishFrame, readStored } from '@quill/bus';
+import { type Bus, decodeEnvelope, lastStored, publishFrame, readRunFramesAndSteps } from '@quill/bus';
 import { EventEnvelope, errorFrame, frame, isTerminalFrame, msgIds, type SseFrame } from '@quill/contracts';
 import { listRunningRunsOlderThan, listUnarchivedEndedRuns, withAdvisoryLockPass } from '@quill/db';
 import { copySettledDecisions } from '@quill/db/router';
@@ -62,13 +62,17 @@ export function createRunSweep(
     });
     for (const run of open) {
       try {
-        let frames = await storedFrames(run.runId);
+        const age = (Date.now() - Date.parse(run.createdAt)) / 1000;
+        // Most of these are runs in progress: their newest frame says so, and their whole stream
+        // (one frame per token) is read only when it ended or was abandoned. A frame stored after
+        // `done` (a worker that lost the run) leaves that run to the pass after its deadline.
+        if (age < settings.abandonedAfterSeconds && !(await endsWithDone(run.runId))) continue;
+        let frames = await storedFrames(run.runId, run.createdAt);
         if (!frames.some((value) => value.type === 'done')) {
-          const age = (Date.now() - Date.parse(run.createdAt)) / 1000;
           if (age < settings.abandonedAfterSeconds) continue;
           await endAbandonedStream(run.runId, frames);
           report.ended++;
-          frames = await storedFrames(run.runId);
+          frames = await storedFrames(run.runId, run.createdAt);
         }
         const terminal = frames.find(isTerminalFrame);
         const ending = terminal ? runEndingFromFrame(terminal) : undefined;
@@ -101,13 +105,23 @@ export function createRunSweep(
     }
   }
 
-  async function storedFrames(runId: string): Promise<SseFrame[]> {
-    const stored = await readStored(bus, {
-      stream: bus.names.streams.events,
-      subject: bus.names.events(runId),
-      schema: EventEnvelope,
-    });
-    return stored.flatMap((item) => (item.envelope ? [item.envelope.frame] : []));
+  /** The run's frames, read from its launch time (docs/decisions/0075). */
+  async function storedFrames(runId: string, launchedAt: string): Promise<SseFrame[]> {
+    const { frames } = await readRunFramesAndSteps(bus, runId, launchedAt);
+    return frames.map((item) => item.frame);
+  }
+
+  /** Whether the run's newest stored frame is `done`: one direct get from the stream's end. */
+  async function endsWithDone(runId: string): Promise<boolean> {
+    const subject = bus.names.events(runId);
+    const last = await lastStored(bus, { stream: bus.names.streams.events, subject });
+    if (!last) return false;
+    try {
+      return decodeEnvelope(EventEnvelope, subject, last.data).frame.type === 'done';
+    } catch {
+      // An unreadable newest message: the whole read below decides.
+      return true;
+    }
   }
 
   /** Past the deadline with nobody left to end it: the frames the gateway's last resort would send. */

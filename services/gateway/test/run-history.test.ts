@@ -1,0 +1,56 @@
+import { randomUUID } from 'node:crypto';
+import { type Bus, publishFrame } from '@quill/bus';
+import { frame } from '@quill/contracts';
+import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closeTestBus, openTestBus } from '../../../test/support/test-bus.ts';
+import { readRunHistory } from '../src/run-history.ts';
+
+let bus: Bus;
+let database: TestDatabase;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  bus = await openTestBus('rh', 'run-history-test');
+});
+
+afterAll(async () => {
+  await closeTestBus(bus);
+  await database?.drop();
+});
+
+describe('a run history read from the stream (not archived yet)', () => {
+  it('gives the frames after `after` with their ids, read from there', async () => {
+    const runId = randomUUID();
+    const seqs: number[] = [];
+    for (const content of ['一', '二', '三', '四']) {
+      seqs.push((await publishFrame(bus, frame('text', runId, { agent: 'writer', content }))).seq);
+    }
+    const whole = await readRunHistory(bus, database.pool, runId, 0);
+    expect(whole.source).toBe('stream');
+    expect(whole.events.map((event) => event.id)).toEqual(seqs);
+
+    const consumer = spyOnConsumerStart(bus);
+    const tail = await readRunHistory(bus, database.pool, runId, seqs[1]!);
+    consumer.restore();
+    expect(tail.events.map((event) => event.id)).toEqual(seqs.slice(2));
+    expect(tail.events.map((event) => (event.frame.type === 'text' ? event.frame.content : ''))).toEqual([
+      '三',
+      '四',
+    ]);
+    // The read began after `after`, not at the stream's first message.
+    expect(consumer.startSeqs).toEqual([seqs[1]! + 1]);
+  });
+});
+
+/** The start sequence of every consumer `bus` makes meanwhile. */
+function spyOnConsumerStart(target: Bus): { startSeqs: number[]; restore(): void } {
+  const { consumers } = target.jsm;
+  const add = consumers.add.bind(consumers);
+  const startSeqs: number[] = [];
+  consumers.add = (stream, config) => {
+    startSeqs.push(config?.opt_start_seq ?? 0);
+    return add(stream, config);
+  };
+  return { startSeqs, restore: () => void (consumers.add = add) };
+}

@@ -1,0 +1,228 @@
+/**
+ * What a run's end-of-run read costs nats-server once EVENTS holds a day of other runs' frames
+ * (docs/decisions/0075). Billing's settlement and the router's archive read a run's frames,
+ * step records and usage reports (`readStoredRun`). Read from the stream's first message, the
+ * server looks through every block of the stream for the run's subjects, and a block whose
+ * per-subject index it let go of (after some seconds unused) is read from disk again. Read from
+ * the run's launch time, it starts in the block that time falls in.
+ *
+ * On a nats-server of its own, with EVENTS as the services make it: `--frames` frames of
+ * `--runs-before` other runs (as workers store them), a pause past the read's clock margin
+ * (`RUN_RECORD_CLOCK_MARGIN_MS`, so the older frames are older than any launch time less it, as a
+ * day's are), `--recent` more frames of those runs (the traffic of the minute before a launch,
+ * which a read from the launch time still looks through), then `--runs` target runs stored as a
+ * run stores its record, each with its launch time. Then, `--rounds` times, each way of reading in
+ * turn: a quiet `--cold-ms` (the server lets its block caches go), one read of a target run (the
+ * cold read), and every other target run read once (warm). Prints, per way, the cold read's wall
+ * time and the server's CPU for it, the warm reads' median wall time and the server's CPU per
+ * read, and how much the server's RSS grew, with the load average. Both ways must read the same
+ * record, or the benchmark fails.
+ *
+ *   node test/load/record-read.ts [--frames 2000000] [--recent 100000] [--runs-before 5000] [--runs 21] [--rounds 2] [--cold-ms 30000]
+ */
+import { randomUUID } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import {
+  type Bus,
+  connectBus,
+  ensureStreams,
+  publishEnvelope,
+  publishFrame,
+  RUN_RECORD_CLOCK_MARGIN_MS,
+  readStoredRun,
+} from '@quill/bus';
+import { loadConfig } from '@quill/config';
+import { frame, StepRecordEnvelope, UsageEnvelope } from '@quill/contracts';
+import { startPrivateNats } from './support/private-nats.ts';
+import { cpuMs, loadAverage, rssKb } from './support/proc.ts';
+import { distribution, rounded, sleep, table } from './support/stats.ts';
+
+const { values } = parseArgs({
+  options: {
+    frames: { type: 'string', default: '2000000' },
+    recent: { type: 'string', default: '100000' },
+    'runs-before': { type: 'string', default: '5000' },
+    runs: { type: 'string', default: '21' },
+    rounds: { type: 'string', default: '2' },
+    'cold-ms': { type: 'string', default: '30000' },
+  },
+});
+const frames = Number(values.frames);
+const recent = Number(values.recent);
+const runsBefore = Number(values['runs-before']);
+const runs = Number(values.runs);
+const rounds = Number(values.rounds);
+const coldMs = Number(values['cold-ms']);
+
+interface TargetRun {
+  runId: string;
+  launchedAt: string;
+}
+
+// The other runs the stream's older frames belong to.
+const runIds = Array.from({ length: runsBefore }, () => randomUUID());
+
+const nats = await startPrivateNats();
+let bus: Bus | undefined;
+try {
+  bus = await connectBus({ url: nats.url, namespace: 'rr', name: 'record-read' });
+  await ensureStreams(bus, loadConfig({ env: {}, dotenv: {} }).derived.streams);
+  const started = performance.now();
+  await prefill(bus, frames);
+  await sleep(RUN_RECORD_CLOCK_MARGIN_MS + 5000);
+  await prefill(bus, recent);
+  const targets: TargetRun[] = [];
+  for (let index = 0; index < runs; index++) targets.push(await storeRun(bus));
+  console.log(
+    `stored ${frames} + ${recent} frames of ${runsBefore} runs and ${runs} runs to read in ${Math.round((performance.now() - started) / 1000)} s; server RSS ${Math.round(rssKb(nats.pid) / 1024)} MB`,
+  );
+
+  const ways = {
+    'from the stream start': (run: TargetRun) => readStoredRun(bus!, run.runId, { usage: true }),
+    'from the launch time': (run: TargetRun) =>
+      readStoredRun(bus!, run.runId, { launchedAt: run.launchedAt, usage: true }),
+  };
+  const results = new Map<
+    string,
+    { cold: number[]; coldCpu: number[]; warm: number[]; warmCpu: number[]; rss: number[] }
+  >();
+  for (let round = 0; round < rounds; round++) {
+    const order = Object.entries(ways);
+    if (round % 2 === 1) order.reverse();
+    for (const [name, read] of order) {
+      const figures = results.get(name) ?? { cold: [], coldCpu: [], warm: [], warmCpu: [], rss: [] };
+      results.set(name, figures);
+      await sleep(coldMs);
+      const rssBefore = rssKb(nats.pid);
+      const [first, ...rest] = targets;
+      let cpu = cpuMs(nats.pid);
+      let at = performance.now();
+      const record = await read(first!);
+      figures.cold.push(performance.now() - at);
+      figures.coldCpu.push(cpuMs(nats.pid) - cpu);
+      if (
+        record.frames[0]?.frame.type !== 'run_started' ||
+        record.steps.length !== 2 ||
+        record.usage.length !== 1
+      )
+        throw new Error(`${name}: the record read is not the run's`);
+      cpu = cpuMs(nats.pid);
+      const times: number[] = [];
+      for (const run of rest) {
+        at = performance.now();
+        await read(run);
+        times.push(performance.now() - at);
+      }
+      figures.warm.push(distribution(times).p50);
+      figures.warmCpu.push((cpuMs(nats.pid) - cpu) / rest.length);
+      figures.rss.push((rssKb(nats.pid) - rssBefore) / 1024);
+    }
+  }
+  // Both ways read the same record.
+  for (const run of targets) {
+    const [whole, timed] = await Promise.all(Object.values(ways).map((read) => read(run)));
+    if (JSON.stringify(whole) !== JSON.stringify(timed))
+      throw new Error(`run ${run.runId}: the two reads differ`);
+  }
+  const list = (numbers: number[]) => numbers.map((value) => rounded(value, 1)).join(' / ');
+  console.log(
+    `\nOne run's record read after ${coldMs / 1000} s quiet (cold) and then ${runs - 1} others' (warm), ${rounds} rounds, load ${loadAverage()}`,
+  );
+  console.log(
+    table([
+      [
+        'read',
+        'cold wall ms',
+        'cold server CPU ms',
+        'warm wall p50 ms',
+        'warm server CPU ms/read',
+        'server RSS growth MB',
+      ],
+      ...[...results].map(([name, figures]) => [
+        name,
+        list(figures.cold),
+        list(figures.coldCpu),
+        list(figures.warm),
+        list(figures.warmCpu),
+        list(figures.rss),
+      ]),
+    ]),
+  );
+  console.log(
+    JSON.stringify({
+      bench: 'record-read',
+      frames,
+      runs_before: runsBefore,
+      runs,
+      rounds,
+      cold_ms: coldMs,
+      load_average: loadAverage(),
+      results: Object.fromEntries(results),
+    }),
+  );
+} finally {
+  await bus?.connection.close();
+  await nats.stop();
+}
+
+/** Other runs' text frames, as workers store them (quiet publishes in batches), one run after another in turn. */
+async function prefill(target: Bus, count: number): Promise<void> {
+  const batch = 2000;
+  for (let index = 0; index < count; index += batch) {
+    const sends: Array<Promise<unknown>> = [];
+    for (let offset = index; offset < Math.min(count, index + batch); offset++) {
+      const runId = runIds[offset % runsBefore]!;
+      sends.push(
+        publishFrame(target, frame('text', runId, { agent: 'writer', content: `第${offset}段。` }), {
+          quiet: true,
+        }),
+      );
+    }
+    await Promise.all(sends);
+  }
+}
+
+/** One run's record, as the launch, the router, the writer and the finisher store it. */
+async function storeRun(target: Bus): Promise<TargetRun> {
+  const runId = randomUUID();
+  const launchedAt = new Date().toISOString();
+  const started = frame('run_started', runId, {
+    session_id: randomUUID(),
+    project_id: randomUUID(),
+    generation_mode: 'fast',
+  });
+  await publishFrame(target, started);
+  const step = {
+    v: 1 as const,
+    kind: 'dispatched' as const,
+    run_id: runId,
+    step: 1,
+    role: 'writer' as const,
+  };
+  await publishEnvelope(target, target.names.steps(runId), StepRecordEnvelope, step, {});
+  await publishEnvelope(target, target.names.steps(runId), StepRecordEnvelope, { ...step, step: 2 }, {});
+  for (let index = 0; index < 20; index++)
+    await publishFrame(target, frame('text', runId, { agent: 'writer', content: `片段${index}` }), {
+      quiet: true,
+    });
+  await publishEnvelope(
+    target,
+    target.names.usage(runId),
+    UsageEnvelope,
+    {
+      v: 1,
+      run_id: runId,
+      user_id: randomUUID(),
+      call_index: 1000,
+      attempt: 0,
+      role: 'writer',
+      provider: 'fake',
+      model: 'fake-1',
+      usage: { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120, usage_source: 'provider' },
+    },
+    {},
+  );
+  await publishFrame(target, frame('workflow_complete', runId, {}));
+  await publishFrame(target, frame('done', runId, {}));
+  return { runId, launchedAt };
+}
