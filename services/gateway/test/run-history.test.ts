@@ -52,5 +52,10 @@ function spyOnConsumerStart(target: Bus): { startSeqs: number[]; restore(): void
     startSeqs.push(config?.opt_start_seq ?? 0);
     return add(stream, config);
   };
-  return { startSeqs, restore: () => void (consumers.add = add) };
+  return {
+    startSeqs,
+    restore: () => {
+      consumers.add = add;
+    },
+  };
 }
