@@ -34,6 +34,8 @@ export interface RunRecordOptions {
 export interface RunRecordRead extends SettledRunRecord {
   /** The usage reports, when asked for (unparseable ones left out). */
   usage: UsageEnvelope[];
+  /** The read from the launch time missed the run's start, and the record was read again. */
+  reread: boolean;
 }
 
 /**
@@ -56,11 +58,10 @@ export async function readStoredRun(
   options: RunRecordOptions = {},
 ): Promise<RunRecordRead> {
   const launched = options.launchedAt ? Date.parse(options.launchedAt) : Number.NaN;
-  if (Number.isFinite(launched)) {
-    const read = await readSubjects(bus, runId, new Date(launched - RUN_RECORD_CLOCK_MARGIN_MS), options);
-    if (read.events[0]?.envelope?.frame.type === 'run_started') return recordOf(read);
-  }
-  return recordOf(await readSubjects(bus, runId, undefined, options));
+  if (!Number.isFinite(launched)) return recordOf(await readSubjects(bus, runId, undefined, options), false);
+  const read = await readSubjects(bus, runId, new Date(launched - RUN_RECORD_CLOCK_MARGIN_MS), options);
+  if (read.events[0]?.envelope?.frame.type === 'run_started') return recordOf(read, false);
+  return recordOf(await readSubjects(bus, runId, undefined, options), true);
 }
 
 /** The frames and step records of `readStoredRun`, without the usage reports. */
@@ -126,8 +127,9 @@ async function readSubjects(
   return { events: eventItems, steps: stepItems, usage: usageItems };
 }
 
-function recordOf(read: SubjectReads): RunRecordRead {
+function recordOf(read: SubjectReads, reread: boolean): RunRecordRead {
   return {
+    reread,
     frames: read.events.flatMap((item) =>
       item.envelope ? [{ seq: item.seq, frame: item.envelope.frame }] : [],
     ),

@@ -24,18 +24,17 @@ beforeAll(async () => {
 afterAll(() => closeTestBus(bus));
 
 const text = (runId: string, content: string) => frame('text', runId, { agent: 'writer', content });
+const runStarted = (runId: string) =>
+  frame('run_started', runId, {
+    session_id: randomUUID(),
+    project_id: randomUUID(),
+    generation_mode: 'fast',
+  });
 
 /** A run's record as a launch, a router and a writer store it, with another run's frames around it. */
 async function storeRun(runId: string, userId: string, other: string): Promise<void> {
   await publishFrame(bus, text(other, 'before'));
-  await publishFrame(
-    bus,
-    frame('run_started', runId, {
-      session_id: randomUUID(),
-      project_id: randomUUID(),
-      generation_mode: 'fast',
-    }),
-  );
+  await publishFrame(bus, runStarted(runId));
   await publishEnvelope(
     bus,
     bus.names.steps(runId),
@@ -109,6 +108,7 @@ describe('reading a run record from its launch time', () => {
     expect(whole.steps).toHaveLength(1);
     expect(whole.usage).toHaveLength(1);
     expect(timed).toEqual(whole);
+    expect(timed.reread).toBe(false);
   });
 
   it('starts at the launch time: what the subject held before it is not read', async () => {
@@ -131,14 +131,7 @@ describe('reading a run record from its launch time', () => {
 
   it('reads the whole record again when the time fell after the run start (clocks apart)', async () => {
     const runId = randomUUID();
-    await publishFrame(
-      bus,
-      frame('run_started', runId, {
-        session_id: randomUUID(),
-        project_id: randomUUID(),
-        generation_mode: 'fast',
-      }),
-    );
+    await publishFrame(bus, runStarted(runId));
     await tick();
     // The launch time as a clock ahead of the server's by more than the margin would give it.
     const launchedAt = new Date(Date.now() + RUN_RECORD_CLOCK_MARGIN_MS).toISOString();
@@ -153,12 +146,15 @@ describe('reading a run record from its launch time', () => {
     );
 
     const timed = await readStoredRun(bus, runId, { launchedAt });
+    expect(timed.reread).toBe(true);
     expect(timed.frames.map((item) => item.frame.type)).toEqual(['run_started', 'text']);
     expect(timed.steps).toHaveLength(1);
     // Ahead of everything stored: the time read finds nothing, and the whole record is read.
     const ahead = new Date(Date.now() + 2 * RUN_RECORD_CLOCK_MARGIN_MS).toISOString();
-    expect(await readStoredRun(bus, runId, { launchedAt: ahead, usage: true })).toEqual(
-      await readStoredRun(bus, runId, { usage: true }),
-    );
+    const whole = await readStoredRun(bus, runId, { usage: true });
+    expect(await readStoredRun(bus, runId, { launchedAt: ahead, usage: true })).toEqual({
+      ...whole,
+      reread: true,
+    });
   });
 });

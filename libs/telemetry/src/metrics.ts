@@ -36,6 +36,8 @@ export interface QuillMetrics {
   billingCreditsRefunded: Counter;
   /** A router's `billing.settle` that failed or was refused (left to reconciliation). */
   billingSettlementFailures: Counter;
+  /** Settlements whose read from the run's launch time missed its start and read it again. */
+  runRecordRereads: Counter;
   /** Tool calls that came back as errors to the model, by tool and error type. */
   toolErrors: Counter;
   /** Stop requests, by reason (user_stopped, client_disconnected, wall_clock_timeout…). */
@@ -87,6 +89,10 @@ export function quillMetrics(): QuillMetrics {
     billingSettlementFailures: counter(
       'quill.billing.settlement_failures',
       'settle requests that failed or were refused; reconciliation settles these runs',
+    ),
+    runRecordRereads: counter(
+      'quill.billing.run_record_rereads',
+      "settlements that read their run again from the stream's start: clocks apart more than a minute",
     ),
     toolErrors: counter('quill.tool.errors', 'tool calls answered with an error'),
     stopRequests: counter('quill.run.stop_requests', 'stop requests by reason'),

@@ -6,6 +6,8 @@ import type { RunRecord } from './run-meter.ts';
 export interface StoredRunRecord extends RunRecord {
   /** Frames and step records with their stream sequences (invalid messages left out). */
   stored: SettledRunRecord;
+  /** Read twice: the read from the launch time did not begin with the run's start. */
+  reread: boolean;
 }
 
 /**
@@ -30,6 +32,7 @@ export async function readRunRecord(bus: Bus, runId: string, launchedAt?: string
     steps: [...results.values()],
     usage: read.usage,
     stored: { frames: read.frames, steps: read.steps },
+    reread: read.reread,
   };
 }
 

@@ -18,6 +18,15 @@ export function createSettleHandler(dependencies: { bus: Bus; pool: Pool; logger
   const { bus, pool, logger } = dependencies;
   return async function settle(request: BillingSettleRequest): Promise<BillingSettleReply> {
     const record = await readRunRecord(bus, request.run_id, request.launched_at);
+    if (record.reread) {
+      // The gateway's clock runs ahead of nats-server's by more than the margin (or the run has
+      // no `run_started`): each such settlement reads its run twice (docs/operations.md).
+      quillMetrics().runRecordRereads.add(1);
+      logger.warn(
+        { run_id: request.run_id, launched_at: request.launched_at },
+        'run record read again from the stream start',
+      );
+    }
     const output = analyzeRunOutput(record.frames);
     const verdict = decideBilling(endingOf(output.terminal, request.outcome), output);
     const meter = meterRun(record, output.terminal);
