@@ -21,8 +21,6 @@ export { onReconnect } from './resubscribe.ts';
 export {
   publishFrame,
   RUN_RECORD_CLOCK_MARGIN_MS,
-  type RunRecordOptions,
-  type RunRecordRead,
   readRunFramesAndSteps,
   readStoredRun,
 } from './run-events.ts';
