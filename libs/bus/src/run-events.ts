@@ -18,9 +18,10 @@ export function publishFrame(bus: Bus, value: SseFrame, options: PublishOptions 
 }
 
 /**
- * How long before a run's launch time (`RunStartEnvelope.created_at`, the gateway's clock) its
- * record is read from: room for the gateway's and nats-server's clocks to differ. A read that
- * started too late is noticed and made again from the stream's start (`readStoredRun`).
+ * How long before a run's launch time its record is read from: room for the clock that stamped
+ * the launch (the gateway's in `RunStartEnvelope.created_at`, PostgreSQL's in a run row's
+ * `created_at`) and nats-server's to differ. A read that started too late is noticed and made
+ * again from the stream's start (`readStoredRun`).
  */
 export const RUN_RECORD_CLOCK_MARGIN_MS = 60_000;
 
