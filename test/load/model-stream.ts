@@ -7,12 +7,17 @@
  * and the fake LLM's: what writing the stream costs the benchmarks' stand-in provider, which
  * shares the machine with the services in every capacity figure (docs/decisions/0074).
  *
- *   node test/load/model-stream.ts [--runs 200] [--tokens 400] [--rate 50] [--rounds 3]
+ * `--client failover` reads through the failover client the workers use (session pin, breaker,
+ * the attempt's span around each step) instead of one provider's client.
+ *
+ *   node test/load/model-stream.ts [--runs 200] [--tokens 400] [--rate 50] [--rounds 3] [--client provider|failover]
  */
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { createLlmClient } from '@quill/llm';
+import { createFailoverClient, createLlmClient, type LlmClient } from '@quill/llm';
+import { createRedis, redisKeys } from '@quill/redis';
 import { startFakeLlmProcess } from '../support/fake-llm-process.ts';
+import { uniqueName } from '../support/urls.ts';
 import { cpuMs, loadAverage } from './support/proc.ts';
 import { plainReply } from './support/runs.ts';
 import { rounded } from './support/stats.ts';
@@ -23,6 +28,8 @@ const { values } = parseArgs({
     tokens: { type: 'string', default: '400' },
     rate: { type: 'string', default: '50' },
     rounds: { type: 'string', default: '3' },
+    client: { type: 'string', default: 'provider' },
+    redis: { type: 'string', default: 'redis://127.0.0.1:6379' },
   },
 });
 const runs = Number(values.runs);
@@ -31,15 +38,24 @@ const rate = Number(values.rate);
 const rounds = Number(values.rounds);
 
 const fake = await startFakeLlmProcess();
-const client = createLlmClient({
-  provider: {
-    name: 'primary',
-    baseUrl: fake.url,
-    apiKey: 'bench',
-    model: 'quill-fake-1',
-    maxInputTokens: 128_000,
-  },
-});
+const provider = {
+  name: 'primary',
+  baseUrl: fake.url,
+  apiKey: 'bench',
+  model: 'quill-fake-1',
+  maxInputTokens: 128_000,
+};
+const redis = values.client === 'failover' ? createRedis(values.redis) : undefined;
+const client: LlmClient = redis
+  ? createFailoverClient({
+      providers: [provider],
+      redis,
+      keys: redisKeys(uniqueName('quill_bench_model_stream_')),
+      timeouts: { connectMs: 5_000, firstTokenMs: 30_000, idleMs: 30_000 },
+      breaker: { failureThreshold: 1_000_000, windowMs: 60_000, cooldownMs: 1_000, probeLeaseMs: 1_000 },
+      pinTtlMs: 60_000,
+    })
+  : createLlmClient({ provider });
 const reply = { text: plainReply(tokens), tokens_per_second: rate, ttft_ms: 0 };
 
 /** One call to its end; returns the text and thinking deltas it streamed. */
@@ -47,6 +63,7 @@ async function streamOne(): Promise<number> {
   let deltas = 0;
   const stream = client.streamChat({
     runId: randomUUID(),
+    sessionId: randomUUID(),
     role: 'writer',
     messages: [{ role: 'user', content: '写第一章' }],
   });
@@ -99,15 +116,17 @@ try {
   }
 } finally {
   await fake.close();
+  redis?.disconnect();
 }
 const best = Math.min(...results.map((row) => row.cpu_us_per_token));
 const bestFake = Math.min(...results.map((row) => row.fake_cpu_us_per_token));
 console.log(
-  `model-stream: ${runs} calls at ${rate} tokens/s, best ${rounded(best)} µs per token, fake LLM ${rounded(bestFake)} (load ${loadAverage()})`,
+  `model-stream: ${runs} calls at ${rate} tokens/s through the ${values.client} client, best ${rounded(best)} µs per token, fake LLM ${rounded(bestFake)} (load ${loadAverage()})`,
 );
 console.log(
   JSON.stringify({
     bench: 'model-stream',
+    client: values.client,
     runs,
     tokens,
     rate,

@@ -22,17 +22,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import {
-  type Bus,
-  connectBus,
-  ensureStreams,
-  publishEnvelope,
-  publishFrame,
-  RUN_RECORD_CLOCK_MARGIN_MS,
-  readStoredRun,
-} from '@quill/bus';
+import { type Bus, connectBus, ensureStreams, RUN_RECORD_CLOCK_MARGIN_MS, readStoredRun } from '@quill/bus';
 import { loadConfig } from '@quill/config';
-import { frame, StepRecordEnvelope, UsageEnvelope } from '@quill/contracts';
+import { prefillFrames, storeRun, type TargetRun } from './support/busy-events.ts';
 import { startPrivateNats } from './support/private-nats.ts';
 import { cpuMs, loadAverage, rssKb } from './support/proc.ts';
 import { distribution, rounded, sleep, table } from './support/stats.ts';
@@ -54,11 +46,6 @@ const runs = Number(values.runs);
 const rounds = Number(values.rounds);
 const coldMs = Number(values['cold-ms']);
 
-interface TargetRun {
-  runId: string;
-  launchedAt: string;
-}
-
 // The other runs the stream's older frames belong to.
 const runIds = Array.from({ length: runsBefore }, () => randomUUID());
 
@@ -68,9 +55,9 @@ try {
   bus = await connectBus({ url: nats.url, namespace: 'rr', name: 'record-read' });
   await ensureStreams(bus, loadConfig({ env: {}, dotenv: {} }).derived.streams);
   const started = performance.now();
-  await prefill(bus, frames);
+  await prefillFrames(bus, frames, runIds);
   await sleep(RUN_RECORD_CLOCK_MARGIN_MS + 5000);
-  await prefill(bus, recent);
+  await prefillFrames(bus, recent, runIds);
   const targets: TargetRun[] = [];
   for (let index = 0; index < runs; index++) targets.push(await storeRun(bus));
   console.log(
@@ -163,66 +150,4 @@ try {
 } finally {
   await bus?.connection.close();
   await nats.stop();
-}
-
-/** Other runs' text frames, as workers store them (quiet publishes in batches), one run after another in turn. */
-async function prefill(target: Bus, count: number): Promise<void> {
-  const batch = 2000;
-  for (let index = 0; index < count; index += batch) {
-    const sends: Array<Promise<unknown>> = [];
-    for (let offset = index; offset < Math.min(count, index + batch); offset++) {
-      const runId = runIds[offset % runsBefore]!;
-      sends.push(
-        publishFrame(target, frame('text', runId, { agent: 'writer', content: `第${offset}段。` }), {
-          quiet: true,
-        }),
-      );
-    }
-    await Promise.all(sends);
-  }
-}
-
-/** One run's record, as the launch, the router, the writer and the finisher store it. */
-async function storeRun(target: Bus): Promise<TargetRun> {
-  const runId = randomUUID();
-  const launchedAt = new Date().toISOString();
-  const started = frame('run_started', runId, {
-    session_id: randomUUID(),
-    project_id: randomUUID(),
-    generation_mode: 'fast',
-  });
-  await publishFrame(target, started);
-  const step = {
-    v: 1 as const,
-    kind: 'dispatched' as const,
-    run_id: runId,
-    step: 1,
-    role: 'writer' as const,
-  };
-  await publishEnvelope(target, target.names.steps(runId), StepRecordEnvelope, step, {});
-  await publishEnvelope(target, target.names.steps(runId), StepRecordEnvelope, { ...step, step: 2 }, {});
-  for (let index = 0; index < 20; index++)
-    await publishFrame(target, frame('text', runId, { agent: 'writer', content: `片段${index}` }), {
-      quiet: true,
-    });
-  await publishEnvelope(
-    target,
-    target.names.usage(runId),
-    UsageEnvelope,
-    {
-      v: 1,
-      run_id: runId,
-      user_id: randomUUID(),
-      call_index: 1000,
-      attempt: 0,
-      role: 'writer',
-      provider: 'fake',
-      model: 'fake-1',
-      usage: { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120, usage_source: 'provider' },
-    },
-    {},
-  );
-  await publishFrame(target, frame('workflow_complete', runId, {}));
-  await publishFrame(target, frame('done', runId, {}));
-  return { runId, launchedAt };
 }

@@ -58,6 +58,8 @@ export function createReconciler(
           run_id: run.runId,
           user_id: run.userId,
           outcome: outcomeOfRow(run),
+          // The record is read from shortly before the launch (docs/decisions/0075).
+          launched_at: run.createdAt,
         });
         if (!reply.ok) throw new Error(`settlement refused: ${reply.code}`);
         report.settled++;

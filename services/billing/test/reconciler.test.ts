@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Bus, publishFrame } from '@quill/bus';
-import { errorFrame, frame, type SseFrame } from '@quill/contracts';
+import { BillingSettleRequest, errorFrame, frame, type SseFrame } from '@quill/contracts';
 import { getCredits, getRun } from '@quill/db';
 import { finishRun, setSessionPhase } from '@quill/db/router';
 import { seedDemo } from '@quill/db/seed';
@@ -94,6 +94,32 @@ describe('settlement reconciliation against JetStream and Postgres', () => {
     // A second pass (or another replica's) finds nothing left to settle and moves no money.
     expect(await reconciler().runOnce()).toMatchObject({ ran: true, settled: 0 });
     expect(await getCredits(database.pool, demo.userId)).toBe(before + 1);
+  });
+
+  it('asks for the run’s record from its launch: the run row’s created_at', async () => {
+    const { runId } = await startedRun();
+    await publish([...wroteReply(runId), errorFrame(runId, 'worker_lost'), frame('done', runId, {})]);
+    await finishRun(database.pool, runId, { phase: 'error', stopReason: 'error', errorCode: 'worker_lost' });
+    const requests: BillingSettleRequest[] = [];
+    const handler = createSettleHandler({ bus, pool: database.pool, logger });
+    const pass = createReconciler(
+      {
+        pool: database.pool,
+        logger,
+        settle: (request) => {
+          requests.push(request);
+          return handler(request);
+        },
+      },
+      SETTINGS,
+    );
+    expect(await pass.runOnce()).toMatchObject({ ran: true, settled: 1, failed: 0 });
+    const created = (await getRun(database.pool, runId))!.createdAt;
+    const mine = requests.find((request) => request.run_id === runId);
+    // The request passes the contract the bus holds it to, and the read from that time settles it.
+    expect(BillingSettleRequest.parse(mine).launched_at).toBe(created);
+    const settlement = await database.pool.query('SELECT reason FROM settlements WHERE run_id = $1', [runId]);
+    expect(settlement.rows).toEqual([{ reason: 'worker_lost:infrastructure' }]);
   });
 
   it('runs one pass at a time across replicas', async () => {

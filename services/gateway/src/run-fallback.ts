@@ -1,6 +1,5 @@
-import { type Bus, publishFrame, readStored, requestReply } from '@quill/bus';
+import { type Bus, publishFrame, readRunFramesAndSteps, requestReply } from '@quill/bus';
 import {
-  EventEnvelope,
   errorFrame,
   frame,
   isReplicaFailure,
@@ -29,13 +28,11 @@ export async function endRunIfUnfinished(
   runId: string,
   logger: FastifyBaseLogger,
   request: FallbackRequestOptions,
+  /** When the run was launched: the read starts shortly before it, not at the stream's start. */
+  launchedAt?: string,
 ): Promise<void> {
-  const stored = await readStored(bus, {
-    stream: bus.names.streams.events,
-    subject: bus.names.events(runId),
-    schema: EventEnvelope,
-  });
-  const frames = stored.flatMap((item) => (item.envelope ? [item.envelope.frame] : []));
+  const stored = await readRunFramesAndSteps(bus, runId, launchedAt);
+  const frames = stored.frames.map((item) => item.frame);
   if (frames.some((value) => value.type === 'done')) return;
   const ended = !frames.some(isTerminalFrame);
   if (ended) {

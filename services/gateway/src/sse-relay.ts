@@ -33,6 +33,11 @@ export interface RelayOptions {
    * already ended.
    */
   fallbackAt?: number;
+  /**
+   * When the run was launched (ISO time): the fallback's read of what the run stored starts
+   * shortly before it rather than at EVENTS' first message (docs/decisions/0075).
+   */
+  launchedAt?: string;
   /** How the fallback asks the router to end the row of a run it ended. */
   endRequest: FallbackRequestOptions;
   /** This gateway's event tap, fanned out per run. */
@@ -70,8 +75,8 @@ export async function relayRunEvents(
       ? undefined
       : setTimeout(
           () =>
-            void endRunIfUnfinished(bus, runId, logger, options.endRequest).catch((error: unknown) =>
-              logger.error({ err: error, run_id: runId }, 'fallback terminal failed'),
+            void endRunIfUnfinished(bus, runId, logger, options.endRequest, options.launchedAt).catch(
+              (error: unknown) => logger.error({ err: error, run_id: runId }, 'fallback terminal failed'),
             ),
           Math.max(0, options.fallbackAt - Date.now()),
         );

@@ -132,7 +132,7 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
         if (action.kind === 'dispatch') {
           if (stopReason) return await finish({ terminal: 'stopped', reason: stopReason });
           const extras = await dependencies.workflow.beforeDispatch(start, workflowPlan, steps.state, action);
-          await dispatch(start, action.step, action.role, epoch, extras);
+          steps.stored(await dispatch(start, action.step, action.role, epoch, extras));
         }
         // After a stop the worker still gets a moment to save what it captured and report.
         const waitUntil = stopSeenAt ? Math.min(deadline, stopSeenAt + settings.stopGraceMs) : deadline;
@@ -162,13 +162,14 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
     role: AgentRole,
     epoch: number,
     extras: TaskExtras,
-  ): Promise<void> {
+  ): Promise<number> {
     // Dispatched goes out first on the same connection, so the server stores it before the task:
     // a takeover that sees it waits for the result instead of dispatching again (and the task's
     // msg id would drop a second copy anyway). Both are awaited together, one round trip. The
     // task carries what its context is compiled from, not the compiled prompt: the worker asks
-    // the context service itself (docs/decisions/0033-dispatch-by-reference.md).
-    await Promise.all([
+    // the context service itself (docs/decisions/0033-dispatch-by-reference.md). Returns where
+    // the dispatched record is stored, for the step log's catch-ups.
+    const [dispatched] = await Promise.all([
       publishEnvelope(
         bus,
         bus.names.steps(start.run_id),
@@ -201,5 +202,6 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
         { msgId: msgIds.task(start.run_id, step) },
       ),
     ]);
+    return dispatched.seq;
   }
 }

@@ -6,6 +6,12 @@ import { applyStepRecord, emptyRunState, type RunState } from './run-state.ts';
 /** Replays what is stored for a run, then follows new step records live. */
 export interface StepLog {
   readonly state: RunState;
+  /**
+   * A record this router stored on the log, at this stream sequence (the ack of a `dispatched`).
+   * A log opened without a read (a first take) holds nothing stored before the run's first
+   * dispatch, so its catch-ups start there instead of at the stream's first message.
+   */
+  stored(seq: number): void;
   /** Waits until a result for `step` is folded in; false when `deadline` (epoch ms) passes or `signal` aborts. */
   waitForResult(step: number, deadline: number, signal: AbortSignal): Promise<boolean>;
   close(): Promise<void>;
@@ -45,6 +51,14 @@ export async function openStepLog(
   const stream = bus.names.streams.events;
   const catchUpMs = options.catchUpMs ?? STEP_LOG_CATCH_UP_MS;
   let state = emptyRunState;
+  /**
+   * Where a catch-up starts when nothing was read by sequence yet. Core delivery carries no
+   * sequence, so on a first take the log's own position stays 0 until a catch-up reads, and a
+   * read from 0 makes nats-server look through every older block of EVENTS, a day of every run's
+   * frames, for the run's subject (docs/decisions/0076).
+   */
+  let floor = 0;
+  let readAtOpen = true;
   /** Wakes a waiting `waitForResult` after something was folded. */
   let wake: (() => void) | undefined;
   const fold = (item: { seq: number; envelope: StepRecordEnvelope | undefined; invalid?: Error }) => {
@@ -62,7 +76,7 @@ export async function openStepLog(
       subject,
       schema: StepRecordEnvelope,
       few: RUN_RECORDS_READ_ONE_BY_ONE,
-      afterSeq: state.lastSeq,
+      afterSeq: Math.max(state.lastSeq, floor),
     });
     for (const item of stored) fold(item);
     if (stored.length > 0) wake?.();
@@ -89,7 +103,8 @@ export async function openStepLog(
   storedBefore.catch(() => undefined);
   try {
     await live.ready;
-    if (await storedBefore) await catchUp();
+    readAtOpen = await storedBefore;
+    if (readAtOpen) await catchUp();
   } catch (error) {
     live.close();
     throw error;
@@ -98,6 +113,12 @@ export async function openStepLog(
   return {
     get state() {
       return state;
+    },
+    stored(seq) {
+      // After a read at open the log's position comes from what it read: a floor could pass
+      // over a record stored after that read and lost in core delivery.
+      if (readAtOpen || seq <= 0) return;
+      floor = floor === 0 ? seq - 1 : Math.min(floor, seq - 1);
     },
     async waitForResult(step, deadline, signal) {
       while (!state.results.has(step)) {

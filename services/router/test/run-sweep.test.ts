@@ -80,13 +80,25 @@ describe('the router sweep of run rows', () => {
     });
     await publish([...wroteReply(runId), frame('workflow_complete', runId, {}), frame('done', runId, {})]);
 
-    expect(await sweep().runOnce()).toMatchObject({
-      ran: true,
-      finished: 1,
-      ended: 0,
-      archived: 1,
-      failed: 0,
-    });
+    const consumersMade = vi.spyOn(bus.jsm.consumers, 'add');
+    try {
+      expect(await sweep().runOnce()).toMatchObject({
+        ran: true,
+        finished: 1,
+        ended: 0,
+        archived: 1,
+        failed: 0,
+      });
+      // Both reads of the run's frames (the pass's and the archive's) start from its launch time,
+      // the row's created_at, not from the stream's first message (docs/decisions/0075).
+      const reads = consumersMade.mock.calls
+        .map(([, config]) => config)
+        .filter((config) => config?.filter_subject === bus.names.events(runId));
+      expect(reads).toHaveLength(2);
+      for (const config of reads) expect(config?.deliver_policy).toBe('by_start_time');
+    } finally {
+      consumersMade.mockRestore();
+    }
     expect(await getRun(database.pool, runId)).toMatchObject({ phase: 'done', stopReason: 'completed' });
     expect((await getSession(database.pool, sessionId))?.phase).toBe('done');
     const stored = await readStored(bus, {

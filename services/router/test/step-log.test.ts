@@ -119,6 +119,69 @@ describe('the router’s step log', () => {
     }
   });
 
+  it('on a first take, catches up from the run’s first dispatch, not from the stream’s first message', async () => {
+    const runId = randomUUID();
+    const subject = bus.names.steps(runId);
+    // Other runs' records before this run's: a read from the stream's start would pass them.
+    await dispatched(randomUUID(), 0);
+    const deaf: typeof subscribePublished = (deafBus, deafSubject, handlers) =>
+      subscribePublished(deafBus, deafSubject, {
+        message: () => undefined,
+        reconnected: handlers.reconnected,
+      });
+    const { streams } = bus.jsm;
+    const getMessage = streams.getMessage.bind(streams);
+    const starts: number[] = [];
+    streams.getMessage = (stream, query) => {
+      const asked = query as { seq?: number; next_by_subj?: string };
+      if (asked.next_by_subj === subject) starts.push(asked.seq ?? 0);
+      return getMessage(stream, query);
+    };
+    const log = await openStepLog(bus, runId, logger, {
+      catchUpMs: 50,
+      subscribe: deaf,
+      storedBefore: Promise.resolve(false),
+    });
+    try {
+      const ack = await dispatched(runId, 0);
+      log.stored(ack.seq);
+      const waiting = log.waitForResult(0, soon(), never);
+      await finished(runId, 0);
+      expect(await waiting).toBe(true);
+      expect(log.state.results.get(0)?.final_text).toBe('step 0');
+      expect(starts.length).toBeGreaterThan(0);
+      expect(Math.min(...starts)).toBe(ack.seq);
+    } finally {
+      streams.getMessage = getMessage;
+      await log.close();
+    }
+  });
+
+  it('after a read at open, a record it stored does not move its catch-ups past what it missed', async () => {
+    const runId = randomUUID();
+    await dispatched(runId, 0);
+    const deaf: typeof subscribePublished = (deafBus, deafSubject, handlers) =>
+      subscribePublished(deafBus, deafSubject, {
+        message: () => undefined,
+        reconnected: handlers.reconnected,
+      });
+    const takeover = await openStepLog(bus, runId, logger, {
+      catchUpMs: 50,
+      subscribe: deaf,
+      storedBefore: Promise.resolve(true),
+    });
+    try {
+      // Stored after the read at open and lost in core delivery, then a record of its own after it.
+      await finished(runId, 0);
+      const ack = await dispatched(runId, 1);
+      takeover.stored(ack.seq);
+      expect(await takeover.waitForResult(0, Date.now() + 10_000, never)).toBe(true);
+      expect(takeover.state.results.get(0)?.final_text).toBe('step 0');
+    } finally {
+      await takeover.close();
+    }
+  });
+
   it('skips a stored record that does not parse once, not at every catch-up', async () => {
     const runId = randomUUID();
     const lines: string[] = [];

@@ -259,6 +259,8 @@ export interface UnsettledRun {
   phase: Phase;
   stopReason: string | null;
   errorCode: string | null;
+  /** When the run was launched: a read of its record starts shortly before (docs/decisions/0075). */
+  createdAt: string;
 }
 
 /**
@@ -276,8 +278,9 @@ export async function listUnsettledEndedRuns(
     phase: Phase;
     stop_reason: string | null;
     error_code: string | null;
+    created_at: string;
   }>(
-    `SELECT r.run_id, r.session_id, r.user_id, r.phase, r.stop_reason, r.error_code FROM runs r
+    `SELECT r.run_id, r.session_id, r.user_id, r.phase, r.stop_reason, r.error_code, r.created_at FROM runs r
      WHERE r.billing_decision IS NULL AND r.phase IN ('done', 'error', 'waiting_user')
        AND r.updated_at < now() - make_interval(secs => $1)
        AND EXISTS (SELECT 1 FROM billing_ledger l WHERE l.run_id = r.run_id AND l.kind = 'reserve')
@@ -292,6 +295,7 @@ export async function listUnsettledEndedRuns(
     phase: row.phase,
     stopReason: row.stop_reason,
     errorCode: row.error_code,
+    createdAt: row.created_at,
   }));
 }
 
@@ -338,13 +342,13 @@ export async function copySettledDecisions(db: Queryable, limit: number): Promis
 export async function listUnarchivedEndedRuns(
   db: Queryable,
   options: { minAgeSeconds: number; limit: number },
-): Promise<string[]> {
-  const { rows } = await db.query<{ run_id: string }>(
-    `SELECT run_id FROM runs
+): Promise<Array<{ runId: string; createdAt: string }>> {
+  const { rows } = await db.query<{ run_id: string; created_at: string }>(
+    `SELECT run_id, created_at FROM runs
      WHERE archived_at IS NULL AND phase IN ('done', 'error', 'waiting_user')
        AND updated_at < now() - make_interval(secs => $1)
      ORDER BY updated_at LIMIT $2`,
     [options.minAgeSeconds, options.limit],
   );
-  return rows.map((row) => row.run_id);
+  return rows.map((row) => ({ runId: row.run_id, createdAt: row.created_at }));
 }

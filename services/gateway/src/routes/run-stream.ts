@@ -105,7 +105,10 @@ export function registerRunStreamRoutes(
         feeds: dependencies.runFeeds,
         language: requestLanguage(request),
         ...(run.phase === 'running' || run.phase === 'idle'
-          ? { fallbackAt: Date.parse(run.createdAt) + wallClockMs + fallbackGraceMs }
+          ? {
+              fallbackAt: Date.parse(run.createdAt) + wallClockMs + fallbackGraceMs,
+              launchedAt: run.createdAt,
+            }
           : {}),
       },
       request.log,

@@ -95,9 +95,10 @@ export function createRunSweep(
 
   async function archiveEnded(report: SweepReport): Promise<void> {
     const ended = await listUnarchivedEndedRuns(pool, { minAgeSeconds: 0, limit: settings.batch });
-    for (const runId of ended) {
+    for (const { runId, createdAt } of ended) {
       try {
-        if ((await archiveRun(bus, pool, runId)) === 'archived') report.archived++;
+        // Read from the run's launch, not the stream's first message (docs/decisions/0075).
+        if ((await archiveRun(bus, pool, runId, undefined, createdAt)) === 'archived') report.archived++;
       } catch (error) {
         report.failed++;
         logger.error({ err: error, run_id: runId }, 'could not archive an ended run');

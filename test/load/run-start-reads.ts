@@ -1,0 +1,145 @@
+/**
+ * What two direct gets of one run cost nats-server once EVENTS holds a day of other runs' frames
+ * (docs/decisions/0076), each made the old way and the new:
+ * - the router's first step-log catch-up on a first take, 5 s into a step's wait (every run whose
+ *   step takes longer): `next_by_subj` on the run's step subject from sequence 1, against from the
+ *   sequence its own `dispatched` record was stored at (the step log's read, `nextStored`);
+ * - a stop's or steer's link to the run's trace: the run's first frame by `next_by_subj` from
+ *   sequence 1, against `runTraceContext` (the newest step record, from the stream's end).
+ *
+ * On a nats-server of its own, EVENTS as the services make it holds `--frames` frames of
+ * `--runs-before` other runs, then `--runs` runs stored as a run stores its record. Then,
+ * `--rounds` times, each read in turn: a quiet `--cold-ms` (the server lets its per-subject
+ * indexes of older blocks go), one read of a run (cold) and one of every other run (warm).
+ * Prints, per read, the cold read's wall time and the server's CPU for it and the warm reads'
+ * median wall time and server CPU per read, with the load average. Each read must find the
+ * record it is for, or the benchmark fails.
+ *
+ *   node test/load/run-start-reads.ts [--frames 2000000] [--runs-before 5000] [--runs 21] [--rounds 2] [--cold-ms 30000]
+ */
+import { randomUUID } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { type Bus, connectBus, ensureStreams, nextStored, runTraceContext } from '@quill/bus';
+import { loadConfig } from '@quill/config';
+import { prefillFrames, storeRun, type TargetRun } from './support/busy-events.ts';
+import { startPrivateNats } from './support/private-nats.ts';
+import { cpuMs, loadAverage } from './support/proc.ts';
+import { distribution, rounded, sleep, table } from './support/stats.ts';
+
+const { values } = parseArgs({
+  options: {
+    frames: { type: 'string', default: '2000000' },
+    'runs-before': { type: 'string', default: '5000' },
+    runs: { type: 'string', default: '21' },
+    rounds: { type: 'string', default: '2' },
+    'cold-ms': { type: 'string', default: '30000' },
+  },
+});
+const frames = Number(values.frames);
+const runs = Number(values.runs);
+const rounds = Number(values.rounds);
+const coldMs = Number(values['cold-ms']);
+const runIds = Array.from({ length: Number(values['runs-before']) }, () => randomUUID());
+
+const nats = await startPrivateNats();
+let bus: Bus | undefined;
+try {
+  const opened = await connectBus({ url: nats.url, namespace: 'rs', name: 'run-start-reads' });
+  bus = opened;
+  await ensureStreams(opened, loadConfig({ env: {}, dotenv: {} }).derived.streams);
+  const started = performance.now();
+  await prefillFrames(opened, frames, runIds);
+  const targets: TargetRun[] = [];
+  for (let index = 0; index < runs; index++) targets.push(await storeRun(opened));
+  console.log(
+    `stored ${frames} frames of ${runIds.length} runs and ${runs} runs to read in ${Math.round((performance.now() - started) / 1000)} s`,
+  );
+
+  const stream = opened.names.streams.events;
+  /** Each read, made for one run; throws when it does not find what it reads for. */
+  const reads: Record<string, (run: TargetRun) => Promise<void>> = {
+    'step-log catch-up, from sequence 1': async (run) =>
+      expectSeq(
+        await nextStored(opened, { stream, subject: opened.names.steps(run.runId), afterSeq: 0 }),
+        run.dispatchedSeq,
+      ),
+    'step-log catch-up, from its dispatch': async (run) =>
+      expectSeq(
+        await nextStored(opened, {
+          stream,
+          subject: opened.names.steps(run.runId),
+          afterSeq: run.dispatchedSeq - 1,
+        }),
+        run.dispatchedSeq,
+      ),
+    'trace link, the first frame from sequence 1': async (run) => {
+      const first = await nextStored(opened, {
+        stream,
+        subject: opened.names.events(run.runId),
+        afterSeq: 0,
+      });
+      if (!first || first.seq >= run.dispatchedSeq) throw new Error(`run ${run.runId}: no first frame`);
+    },
+    // Untraced here (no telemetry in the benchmark): both of its gets are made, its dearest case.
+    'trace link, runTraceContext': async (run) => void (await runTraceContext(opened, run.runId)),
+  };
+  const results = new Map<string, { cold: number[]; coldCpu: number[]; warm: number[]; warmCpu: number[] }>();
+  for (let round = 0; round < rounds; round++) {
+    const order = Object.entries(reads);
+    if (round % 2 === 1) order.reverse();
+    for (const [name, read] of order) {
+      const figures = results.get(name) ?? { cold: [], coldCpu: [], warm: [], warmCpu: [] };
+      results.set(name, figures);
+      await sleep(coldMs);
+      const [first, ...rest] = targets;
+      let cpu = cpuMs(nats.pid);
+      let at = performance.now();
+      await read(first!);
+      figures.cold.push(performance.now() - at);
+      figures.coldCpu.push(cpuMs(nats.pid) - cpu);
+      cpu = cpuMs(nats.pid);
+      const times: number[] = [];
+      for (const run of rest) {
+        at = performance.now();
+        await read(run);
+        times.push(performance.now() - at);
+      }
+      figures.warm.push(distribution(times).p50);
+      figures.warmCpu.push((cpuMs(nats.pid) - cpu) / rest.length);
+    }
+  }
+  const list = (numbers: number[]) => numbers.map((value) => rounded(value, 1)).join(' / ');
+  console.log(
+    `\nOne run read after ${coldMs / 1000} s quiet (cold) and then ${runs - 1} others (warm), ${rounds} rounds, load ${loadAverage()}`,
+  );
+  console.log(
+    table([
+      ['read', 'cold wall ms', 'cold server CPU ms', 'warm wall p50 ms', 'warm server CPU ms/read'],
+      ...[...results].map(([name, figures]) => [
+        name,
+        list(figures.cold),
+        list(figures.coldCpu),
+        list(figures.warm),
+        list(figures.warmCpu),
+      ]),
+    ]),
+  );
+  console.log(
+    JSON.stringify({
+      bench: 'run-start-reads',
+      frames,
+      runs,
+      rounds,
+      cold_ms: coldMs,
+      load_average: loadAverage(),
+      results: Object.fromEntries(results),
+    }),
+  );
+} finally {
+  await bus?.connection.close();
+  await nats.stop();
+}
+
+function expectSeq(found: { seq: number } | undefined, seq: number): void {
+  if (found?.seq !== seq) throw new Error(`read ${found?.seq}, not the dispatched record at ${seq}`);
+}
