@@ -23,6 +23,7 @@ export {
   RUN_RECORD_CLOCK_MARGIN_MS,
   readRunFramesAndSteps,
   readStoredRun,
+  runStartSeq,
 } from './run-events.ts';
 export { runTraceContext } from './run-trace.ts';
 export {

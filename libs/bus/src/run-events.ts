@@ -1,4 +1,4 @@
-import type { PubAck } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, type PubAck } from '@nats-io/jetstream';
 import {
   EventEnvelope,
   RUN_RECORDS_READ_ONE_BY_ONE,
@@ -8,9 +8,12 @@ import {
   UsageEnvelope,
 } from '@quill/contracts';
 import type { z } from 'zod';
+import { decodeEnvelope } from './codec.ts';
 import type { Bus } from './connection.ts';
 import { type OrderedItem, readStored } from './ordered.ts';
 import { type PublishOptions, publishEnvelope } from './publish.ts';
+import { nextStored } from './raw-reads.ts';
+import { ORPHAN_CONSUMER_NS } from './stored-range.ts';
 
 /** Publishes an author-facing frame to `run.<runId>.events`. */
 export function publishFrame(bus: Bus, value: SseFrame, options: PublishOptions = {}): Promise<PubAck> {
@@ -63,6 +66,40 @@ export async function readStoredRun(
   const read = await readSubjects(bus, runId, new Date(launched - RUN_RECORD_CLOCK_MARGIN_MS), options);
   if (read.events[0]?.envelope?.frame.type === 'run_started') return recordOf(read, false);
   return recordOf(await readSubjects(bus, runId, undefined, options), true);
+}
+
+/**
+ * The sequence just before a run's first frame, found from its launch time: where a read of the
+ * run from its beginning starts, instead of at the stream's first message (docs/decisions/0076).
+ * A consumer made by time names the sequence the time falls at (one request, and one to remove
+ * it), and one direct get from there must find the run's `run_started`. 0, the stream's start,
+ * when it does not: clocks further apart than the margin, or a run without one.
+ */
+export async function runStartSeq(bus: Bus, runId: string, launchedAt: string): Promise<number> {
+  const launched = Date.parse(launchedAt);
+  if (!Number.isFinite(launched)) return 0;
+  const stream = bus.names.streams.events;
+  const subject = bus.names.events(runId);
+  const info = await bus.jsm.consumers.add(stream, {
+    filter_subject: subject,
+    deliver_policy: DeliverPolicy.StartTime,
+    opt_start_time: new Date(launched - RUN_RECORD_CLOCK_MARGIN_MS).toISOString(),
+    ack_policy: AckPolicy.None,
+    mem_storage: true,
+    num_replicas: 1,
+    inactive_threshold: ORPHAN_CONSUMER_NS,
+  });
+  void bus.jsm.consumers.delete(stream, info.name).catch(() => undefined);
+  const first = await nextStored(bus, { stream, subject, afterSeq: info.delivered.stream_seq });
+  if (!first) return 0;
+  try {
+    return decodeEnvelope(EventEnvelope, subject, first.data).frame.type === 'run_started'
+      ? first.seq - 1
+      : 0;
+  } catch {
+    // An unreadable first message: the reader reads the run from the start and decides.
+    return 0;
+  }
 }
 
 /** The frames and step records of `readStoredRun`, without the usage reports. */

@@ -15,7 +15,7 @@ const IDLE_CHECK_MS = 1_000;
 /** Messages asked for per pull. */
 const PULL_BATCH = 512;
 /** How long the server keeps a consumer whose reader died without removing it. */
-const ORPHAN_CONSUMER_NS = 5 * 60 * 1_000_000_000;
+export const ORPHAN_CONSUMER_NS = 5 * 60 * 1_000_000_000;
 
 export interface StoredRange {
   stream: string;

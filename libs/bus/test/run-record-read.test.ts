@@ -9,6 +9,7 @@ import {
   RUN_RECORD_CLOCK_MARGIN_MS,
   readStored,
   readStoredRun,
+  runStartSeq,
 } from '../src/index.ts';
 
 // nats-server and this process share the machine's clock; a few milliseconds between a message's
@@ -156,5 +157,48 @@ describe('reading a run record from its launch time', () => {
       ...whole,
       reread: true,
     });
+  });
+});
+
+describe('where a run begins, from its launch time', () => {
+  it('is the sequence before its run_started, found without a read from the stream start', async () => {
+    const runId = randomUUID();
+    const other = randomUUID();
+    await publishFrame(bus, text(other, 'another run before'));
+    await tick();
+    // Read from the launch time less the margin: here, just after the other run's frame.
+    const launchedAt = new Date(Date.now() + RUN_RECORD_CLOCK_MARGIN_MS).toISOString();
+    await tick();
+    const started = await publishFrame(bus, runStarted(runId));
+    await publishFrame(bus, text(runId, '第一段'));
+    const { streams } = bus.jsm;
+    const getMessage = streams.getMessage.bind(streams);
+    const gets: Array<{ seq?: number }> = [];
+    streams.getMessage = (stream, query) => {
+      gets.push(query as { seq?: number });
+      return getMessage(stream, query);
+    };
+    try {
+      expect(await runStartSeq(bus, runId, launchedAt)).toBe(started.seq - 1);
+    } finally {
+      streams.getMessage = getMessage;
+    }
+    // One direct get, from the time's place in the stream, not from sequence 1.
+    expect(gets).toEqual([{ seq: started.seq, next_by_subj: bus.names.events(runId) }]);
+  });
+
+  it('is the stream start when the time fell after the run began, or the run has no run_started', async () => {
+    const runId = randomUUID();
+    await publishFrame(bus, runStarted(runId));
+    await tick();
+    const ahead = new Date(Date.now() + RUN_RECORD_CLOCK_MARGIN_MS).toISOString();
+    await tick();
+    await publishFrame(bus, text(runId, '第一段'));
+    expect(await runStartSeq(bus, runId, ahead)).toBe(0);
+    expect(await runStartSeq(bus, runId, 'not a time')).toBe(0);
+    const headless = randomUUID();
+    await publishFrame(bus, text(headless, 'no run_started'));
+    expect(await runStartSeq(bus, headless, new Date(Date.now() - 1000).toISOString())).toBe(0);
+    expect(await runStartSeq(bus, randomUUID(), new Date().toISOString())).toBe(0);
   });
 });

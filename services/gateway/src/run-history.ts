@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { type Bus, readStored } from '@quill/bus';
+import { type Bus, readStored, runStartSeq } from '@quill/bus';
 import {
   EventEnvelope,
   encodeSseFrame,
@@ -26,17 +26,19 @@ export async function readRunHistory(
   pool: Pool,
   runId: string,
   afterSeq: number,
+  /** When the run was launched: a read from its beginning starts there (docs/decisions/0076). */
+  launchedAt?: string,
 ): Promise<RunHistory> {
   const archived = await getArchivedFrames(pool, runId, afterSeq);
   if (archived)
     return { source: 'archive', events: archived.map((item) => ({ id: item.seq, frame: item.frame })) };
-  // From after `afterSeq`, not the stream's start: the server need not look through the blocks
-  // before it for the run's subject (docs/decisions/0075).
+  // From after `afterSeq`, or the run's first frame, not the stream's start: the server need not
+  // look through the blocks before it for the run's subject (docs/decisions/0075, 0076).
   const stored = await readStored(bus, {
     stream: bus.names.streams.events,
     subject: bus.names.events(runId),
     schema: EventEnvelope,
-    afterSeq,
+    afterSeq: afterSeq === 0 && launchedAt ? await runStartSeq(bus, runId, launchedAt) : afterSeq,
   });
   return {
     source: 'stream',

@@ -43,6 +43,35 @@ describe('a run history read from the stream (not archived yet)', () => {
   });
 });
 
+describe('a run history read from the run’s beginning', () => {
+  it('starts at the run’s run_started, found from its launch time, and gives every frame', async () => {
+    const runId = randomUUID();
+    const launchedAt = new Date().toISOString();
+    const seqs = [
+      (
+        await publishFrame(
+          bus,
+          frame('run_started', runId, {
+            session_id: randomUUID(),
+            project_id: randomUUID(),
+            generation_mode: 'fast',
+          }),
+        )
+      ).seq,
+    ];
+    for (const content of ['一', '二']) {
+      seqs.push((await publishFrame(bus, frame('text', runId, { agent: 'writer', content }))).seq);
+    }
+    const consumer = spyOnConsumerStart(bus);
+    const history = await readRunHistory(bus, database.pool, runId, 0, launchedAt);
+    consumer.restore();
+    expect(history.events.map((event) => event.id)).toEqual(seqs);
+    // The first consumer finds where the launch time falls; the read itself starts at run_started.
+    expect(consumer.startSeqs.at(-1)).toBe(seqs[0]);
+    expect(consumer.startSeqs).not.toContain(1);
+  });
+});
+
 /** The start sequence of every consumer `bus` makes meanwhile. */
 function spyOnConsumerStart(target: Bus): { startSeqs: number[]; restore(): void } {
   const { consumers } = target.jsm;

@@ -1,4 +1,12 @@
-import { ack, type DeliveryContext, type Disposition, nak, publishEnvelope, term } from '@quill/bus';
+import {
+  ack,
+  type DeliveryContext,
+  type Disposition,
+  nak,
+  publishEnvelope,
+  runStartSeq,
+  term,
+} from '@quill/bus';
 import {
   type AgentRole,
   msgIds,
@@ -61,6 +69,8 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
       // Only a run taken before (a takeover) can have step records stored already.
       openStepLog(bus, start.run_id, log, {
         storedBefore: taking.then((taken) => taken.run.kind !== 'applied'),
+        // A takeover reads the records from the run's start, not the stream's (docs/decisions/0076).
+        startAfter: () => runStartSeq(bus, start.run_id, start.created_at),
       }),
     ]);
     const closeOpened = async () => {

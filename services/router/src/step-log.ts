@@ -45,6 +45,11 @@ export async function openStepLog(
      * since only a router that took the run dispatches its steps, and skips the read. Default yes.
      */
     storedBefore?: Promise<boolean>;
+    /**
+     * For a read at open: the sequence the run's records come after (before its `run_started`,
+     * `runStartSeq`), so a takeover does not read from the stream's first message. Default 0.
+     */
+    startAfter?: () => Promise<number>;
   } = {},
 ): Promise<StepLog> {
   const subject = bus.names.steps(runId);
@@ -52,10 +57,11 @@ export async function openStepLog(
   const catchUpMs = options.catchUpMs ?? STEP_LOG_CATCH_UP_MS;
   let state = emptyRunState;
   /**
-   * Where a catch-up starts when nothing was read by sequence yet. Core delivery carries no
-   * sequence, so on a first take the log's own position stays 0 until a catch-up reads, and a
-   * read from 0 makes nats-server look through every older block of EVENTS, a day of every run's
-   * frames, for the run's subject (docs/decisions/0076).
+   * Where a catch-up starts when nothing was read by sequence yet: a takeover's `startAfter`, a
+   * first take's first dispatch (`stored`). Core delivery carries no sequence, so on a first take
+   * the log's own position stays 0 until a catch-up reads, and a read from 0 makes nats-server
+   * look through every older block of EVENTS, a day of every run's frames, for the run's subject
+   * (docs/decisions/0076).
    */
   let floor = 0;
   let readAtOpen = true;
@@ -104,7 +110,10 @@ export async function openStepLog(
   try {
     await live.ready;
     readAtOpen = await storedBefore;
-    if (readAtOpen) await catchUp();
+    if (readAtOpen) {
+      if (options.startAfter) floor = await options.startAfter();
+      await catchUp();
+    }
   } catch (error) {
     live.close();
     throw error;

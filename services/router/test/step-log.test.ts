@@ -157,6 +157,38 @@ describe('the router’s step log', () => {
     }
   });
 
+  it('a takeover reads the stored log from where the run begins, not from the stream’s first message', async () => {
+    const runId = randomUUID();
+    const subject = bus.names.steps(runId);
+    await dispatched(randomUUID(), 0);
+    const begins = (await dispatched(randomUUID(), 0)).seq;
+    await dispatched(runId, 0);
+    await finished(runId, 0);
+    const { streams } = bus.jsm;
+    const getMessage = streams.getMessage.bind(streams);
+    const starts: number[] = [];
+    streams.getMessage = (stream, query) => {
+      const asked = query as { seq?: number; next_by_subj?: string };
+      if (asked.next_by_subj === subject) starts.push(asked.seq ?? 0);
+      return getMessage(stream, query);
+    };
+    try {
+      const takeover = await openStepLog(bus, runId, logger, {
+        storedBefore: Promise.resolve(true),
+        startAfter: async () => begins,
+      });
+      try {
+        expect([...takeover.state.dispatched.keys()]).toEqual([0]);
+        expect(takeover.state.results.get(0)?.final_text).toBe('step 0');
+        expect(starts[0]).toBe(begins + 1);
+      } finally {
+        await takeover.close();
+      }
+    } finally {
+      streams.getMessage = getMessage;
+    }
+  });
+
   it('after a read at open, a record it stored does not move its catch-ups past what it missed', async () => {
     const runId = randomUUID();
     await dispatched(runId, 0);

@@ -1,4 +1,11 @@
-import { type Bus, decodeEnvelope, InvalidEnvelopeError, lastSequence, lastStored } from '@quill/bus';
+import {
+  type Bus,
+  decodeEnvelope,
+  InvalidEnvelopeError,
+  lastSequence,
+  lastStored,
+  runStartSeq,
+} from '@quill/bus';
 import {
   EventEnvelope,
   LastEventIdHeaders,
@@ -50,7 +57,7 @@ export function registerRunStreamRoutes(
     const query = parseInput(RunEventsQuery, request.query);
     const run = await getRunForUser(pool, runId, user.id);
     if (!run) throw new QuillError('not_found');
-    const history = await readRunHistory(bus, pool, runId, query.after ?? 0);
+    const history = await readRunHistory(bus, pool, runId, query.after ?? 0, run.createdAt);
     return { run_id: runId, ...history };
   });
 
@@ -88,13 +95,16 @@ export function registerRunStreamRoutes(
         });
       }
     }
+    // A stream from the run's beginning reads from its first frame, not the stream's first message
+    // (docs/decisions/0076); its stored frames are a replay, as a resume's are.
+    const readAfter = afterSeq > 0 ? afterSeq : await runStartSeq(bus, runId, run.createdAt);
     reply.hijack();
     await relayRunEvents(
       bus,
       reply.raw,
       {
         runId,
-        afterSeq,
+        afterSeq: readAfter,
         heartbeats: streaming.heartbeats,
         headers: { ...headersSetOn(reply), ...traceHeaders() },
         watch: streaming.watch,
