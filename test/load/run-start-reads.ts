@@ -1,11 +1,13 @@
 /**
- * What two direct gets of one run cost nats-server once EVENTS holds a day of other runs' frames
+ * What three reads of one run cost nats-server once EVENTS holds a day of other runs' frames
  * (docs/decisions/0076), each made the old way and the new:
  * - the router's first step-log catch-up on a first take, 5 s into a step's wait (every run whose
  *   step takes longer): `next_by_subj` on the run's step subject from sequence 1, against from the
  *   sequence its own `dispatched` record was stored at (the step log's read, `nextStored`);
  * - a stop's or steer's link to the run's trace: the run's first frame by `next_by_subj` from
- *   sequence 1, against `runTraceContext` (the newest step record, from the stream's end).
+ *   sequence 1, against `runTraceContext` (the newest step record, from the stream's end);
+ * - where a stream or history from the run's beginning starts: that same first-frame read from
+ *   sequence 1, against `runStartSeq` (a consumer made by the launch time, removed, and one get).
  *
  * On a nats-server of its own, EVENTS as the services make it holds `--frames` frames of
  * `--runs-before` other runs, then `--runs` runs stored as a run stores its record. Then,
@@ -19,7 +21,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { type Bus, connectBus, ensureStreams, nextStored, runTraceContext } from '@quill/bus';
+import { type Bus, connectBus, ensureStreams, nextStored, runStartSeq, runTraceContext } from '@quill/bus';
 import { loadConfig } from '@quill/config';
 import { prefillFrames, storeRun, type TargetRun } from './support/busy-events.ts';
 import { startPrivateNats } from './support/private-nats.ts';
@@ -82,6 +84,12 @@ try {
     },
     // Untraced here (no telemetry in the benchmark): both of its gets are made, its dearest case.
     'trace link, runTraceContext': async (run) => void (await runTraceContext(opened, run.runId)),
+    // Where a stream or history from the run's beginning starts (the old way is the row above
+    // the trace link's: the first frame from sequence 1).
+    'a run from its beginning, runStartSeq': async (run) => {
+      if ((await runStartSeq(opened, run.runId, run.launchedAt)) === 0)
+        throw new Error(`run ${run.runId}: its start was not found from its launch time`);
+    },
   };
   const results = new Map<string, { cold: number[]; coldCpu: number[]; warm: number[]; warmCpu: number[] }>();
   for (let round = 0; round < rounds; round++) {
