@@ -24,10 +24,18 @@ import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { type Bus, connectBus, ensureStreams, RUN_RECORD_CLOCK_MARGIN_MS, readStoredRun } from '@quill/bus';
 import { loadConfig } from '@quill/config';
-import { prefillFrames, storeRun, type TargetRun } from './support/busy-events.ts';
+import {
+  FIGURE_HEADINGS,
+  figureCells,
+  prefillFrames,
+  type ReadFigures,
+  storeRun,
+  type TargetRun,
+  timeRound,
+} from './support/busy-events.ts';
 import { startPrivateNats } from './support/private-nats.ts';
-import { cpuMs, loadAverage, rssKb } from './support/proc.ts';
-import { distribution, rounded, sleep, table } from './support/stats.ts';
+import { loadAverage, rssKb } from './support/proc.ts';
+import { rounded, sleep, table } from './support/stats.ts';
 
 const { values } = parseArgs({
   options: {
@@ -69,39 +77,30 @@ try {
     'from the launch time': (run: TargetRun) =>
       readStoredRun(bus!, run.runId, { launchedAt: run.launchedAt, usage: true }),
   };
-  const results = new Map<
-    string,
-    { cold: number[]; coldCpu: number[]; warm: number[]; warmCpu: number[]; rss: number[] }
-  >();
+  const results = new Map<string, ReadFigures & { rss: number[] }>();
   for (let round = 0; round < rounds; round++) {
     const order = Object.entries(ways);
     if (round % 2 === 1) order.reverse();
     for (const [name, read] of order) {
       const figures = results.get(name) ?? { cold: [], coldCpu: [], warm: [], warmCpu: [], rss: [] };
       results.set(name, figures);
-      await sleep(coldMs);
-      const rssBefore = rssKb(nats.pid);
-      const [first, ...rest] = targets;
-      let cpu = cpuMs(nats.pid);
-      let at = performance.now();
-      const record = await read(first!);
-      figures.cold.push(performance.now() - at);
-      figures.coldCpu.push(cpuMs(nats.pid) - cpu);
+      let rssBefore = 0;
+      const record = await timeRound(
+        nats.pid,
+        targets,
+        (run) => {
+          rssBefore ||= rssKb(nats.pid);
+          return read(run);
+        },
+        coldMs,
+        figures,
+      );
       if (
         record.frames[0]?.frame.type !== 'run_started' ||
         record.steps.length !== 2 ||
         record.usage.length !== 1
       )
         throw new Error(`${name}: the record read is not the run's`);
-      cpu = cpuMs(nats.pid);
-      const times: number[] = [];
-      for (const run of rest) {
-        at = performance.now();
-        await read(run);
-        times.push(performance.now() - at);
-      }
-      figures.warm.push(distribution(times).p50);
-      figures.warmCpu.push((cpuMs(nats.pid) - cpu) / rest.length);
       figures.rss.push((rssKb(nats.pid) - rssBefore) / 1024);
     }
   }
@@ -111,27 +110,16 @@ try {
     if (JSON.stringify(whole) !== JSON.stringify(timed))
       throw new Error(`run ${run.runId}: the two reads differ`);
   }
-  const list = (numbers: number[]) => numbers.map((value) => rounded(value, 1)).join(' / ');
   console.log(
     `\nOne run's record read after ${coldMs / 1000} s quiet (cold) and then ${runs - 1} others' (warm), ${rounds} rounds, load ${loadAverage()}`,
   );
   console.log(
     table([
-      [
-        'read',
-        'cold wall ms',
-        'cold server CPU ms',
-        'warm wall p50 ms',
-        'warm server CPU ms/read',
-        'server RSS growth MB',
-      ],
+      ['read', ...FIGURE_HEADINGS, 'server RSS growth MB'],
       ...[...results].map(([name, figures]) => [
         name,
-        list(figures.cold),
-        list(figures.coldCpu),
-        list(figures.warm),
-        list(figures.warmCpu),
-        list(figures.rss),
+        ...figureCells(figures),
+        figures.rss.map((value) => rounded(value, 1)).join(' / '),
       ]),
     ]),
   );

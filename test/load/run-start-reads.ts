@@ -23,10 +23,18 @@ import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { type Bus, connectBus, ensureStreams, nextStored, runStartSeq, runTraceContext } from '@quill/bus';
 import { loadConfig } from '@quill/config';
-import { prefillFrames, storeRun, type TargetRun } from './support/busy-events.ts';
+import {
+  FIGURE_HEADINGS,
+  figureCells,
+  prefillFrames,
+  type ReadFigures,
+  storeRun,
+  type TargetRun,
+  timeRound,
+} from './support/busy-events.ts';
 import { startPrivateNats } from './support/private-nats.ts';
-import { cpuMs, loadAverage } from './support/proc.ts';
-import { distribution, rounded, sleep, table } from './support/stats.ts';
+import { loadAverage } from './support/proc.ts';
+import { table } from './support/stats.ts';
 
 const { values } = parseArgs({
   options: {
@@ -91,45 +99,23 @@ try {
         throw new Error(`run ${run.runId}: its start was not found from its launch time`);
     },
   };
-  const results = new Map<string, { cold: number[]; coldCpu: number[]; warm: number[]; warmCpu: number[] }>();
+  const results = new Map<string, ReadFigures>();
   for (let round = 0; round < rounds; round++) {
     const order = Object.entries(reads);
     if (round % 2 === 1) order.reverse();
     for (const [name, read] of order) {
       const figures = results.get(name) ?? { cold: [], coldCpu: [], warm: [], warmCpu: [] };
       results.set(name, figures);
-      await sleep(coldMs);
-      const [first, ...rest] = targets;
-      let cpu = cpuMs(nats.pid);
-      let at = performance.now();
-      await read(first!);
-      figures.cold.push(performance.now() - at);
-      figures.coldCpu.push(cpuMs(nats.pid) - cpu);
-      cpu = cpuMs(nats.pid);
-      const times: number[] = [];
-      for (const run of rest) {
-        at = performance.now();
-        await read(run);
-        times.push(performance.now() - at);
-      }
-      figures.warm.push(distribution(times).p50);
-      figures.warmCpu.push((cpuMs(nats.pid) - cpu) / rest.length);
+      await timeRound(nats.pid, targets, read, coldMs, figures);
     }
   }
-  const list = (numbers: number[]) => numbers.map((value) => rounded(value, 1)).join(' / ');
   console.log(
     `\nOne run read after ${coldMs / 1000} s quiet (cold) and then ${runs - 1} others (warm), ${rounds} rounds, load ${loadAverage()}`,
   );
   console.log(
     table([
-      ['read', 'cold wall ms', 'cold server CPU ms', 'warm wall p50 ms', 'warm server CPU ms/read'],
-      ...[...results].map(([name, figures]) => [
-        name,
-        list(figures.cold),
-        list(figures.coldCpu),
-        list(figures.warm),
-        list(figures.warmCpu),
-      ]),
+      ['read', ...FIGURE_HEADINGS],
+      ...[...results].map(([name, figures]) => [name, ...figureCells(figures)]),
     ]),
   );
   console.log(

@@ -35,6 +35,23 @@ const finished = (runId: string, step: number) =>
     run_id: runId,
     result: result(step, 'writer', { final_text: `step ${step}` }),
   });
+/** Where each direct get on `subject` starts (`next_by_subj` from `seq`) until `restore`. */
+function getStarts(subject: string): { starts: number[]; restore(): void } {
+  const { streams } = bus.jsm;
+  const getMessage = streams.getMessage.bind(streams);
+  const starts: number[] = [];
+  streams.getMessage = (stream, query) => {
+    const asked = query as { seq?: number; next_by_subj?: string };
+    if (asked.next_by_subj === subject) starts.push(asked.seq ?? 0);
+    return getMessage(stream, query);
+  };
+  return {
+    starts,
+    restore: () => {
+      streams.getMessage = getMessage;
+    },
+  };
+}
 const consumers = async () => (await bus.jsm.streams.info(bus.names.streams.events)).state.consumer_count;
 const never = new AbortController().signal;
 const soon = () => Date.now() + 30_000;
@@ -129,14 +146,7 @@ describe('the router’s step log', () => {
         message: () => undefined,
         reconnected: handlers.reconnected,
       });
-    const { streams } = bus.jsm;
-    const getMessage = streams.getMessage.bind(streams);
-    const starts: number[] = [];
-    streams.getMessage = (stream, query) => {
-      const asked = query as { seq?: number; next_by_subj?: string };
-      if (asked.next_by_subj === subject) starts.push(asked.seq ?? 0);
-      return getMessage(stream, query);
-    };
+    const { starts, restore } = getStarts(subject);
     const log = await openStepLog(bus, runId, logger, {
       catchUpMs: 50,
       subscribe: deaf,
@@ -152,7 +162,7 @@ describe('the router’s step log', () => {
       expect(starts.length).toBeGreaterThan(0);
       expect(Math.min(...starts)).toBe(ack.seq);
     } finally {
-      streams.getMessage = getMessage;
+      restore();
       await log.close();
     }
   });
@@ -164,14 +174,7 @@ describe('the router’s step log', () => {
     const begins = (await dispatched(randomUUID(), 0)).seq;
     await dispatched(runId, 0);
     await finished(runId, 0);
-    const { streams } = bus.jsm;
-    const getMessage = streams.getMessage.bind(streams);
-    const starts: number[] = [];
-    streams.getMessage = (stream, query) => {
-      const asked = query as { seq?: number; next_by_subj?: string };
-      if (asked.next_by_subj === subject) starts.push(asked.seq ?? 0);
-      return getMessage(stream, query);
-    };
+    const { starts, restore } = getStarts(subject);
     try {
       const takeover = await openStepLog(bus, runId, logger, {
         storedBefore: Promise.resolve(true),
@@ -185,7 +188,7 @@ describe('the router’s step log', () => {
         await takeover.close();
       }
     } finally {
-      streams.getMessage = getMessage;
+      restore();
     }
   });
 

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { type Bus, publishEnvelope, publishFrame } from '@quill/bus';
 import { frame, StepRecordEnvelope, UsageEnvelope } from '@quill/contracts';
+import { cpuMs } from './proc.ts';
+import { distribution, rounded, sleep } from './stats.ts';
 
 /**
  * An EVENTS stream as a busy day leaves it, for the benchmarks of reads of one run in it
@@ -75,3 +77,55 @@ export async function storeRun(target: Bus): Promise<TargetRun> {
   await publishFrame(target, frame('done', runId, {}));
   return { runId, launchedAt, dispatchedSeq: dispatched.seq };
 }
+
+/** A read's figures over the rounds: the cold read's wall time and server CPU, the warm reads' median and CPU per read. */
+export interface ReadFigures {
+  cold: number[];
+  coldCpu: number[];
+  warm: number[];
+  warmCpu: number[];
+}
+
+/**
+ * One round of one read: a quiet `coldMs` (the server lets its block caches and per-subject
+ * indexes go), the first run's read (cold), then every other run's (warm), each figure added to
+ * `figures`. Returns the cold read's result, for the caller to check.
+ */
+export async function timeRound<T>(
+  serverPid: number,
+  targets: readonly TargetRun[],
+  read: (run: TargetRun) => Promise<T>,
+  coldMs: number,
+  figures: ReadFigures,
+): Promise<T> {
+  await sleep(coldMs);
+  const [first, ...rest] = targets;
+  let cpu = cpuMs(serverPid);
+  let at = performance.now();
+  const result = await read(first!);
+  figures.cold.push(performance.now() - at);
+  figures.coldCpu.push(cpuMs(serverPid) - cpu);
+  cpu = cpuMs(serverPid);
+  const times: number[] = [];
+  for (const run of rest) {
+    at = performance.now();
+    await read(run);
+    times.push(performance.now() - at);
+  }
+  figures.warm.push(distribution(times).p50);
+  figures.warmCpu.push((cpuMs(serverPid) - cpu) / rest.length);
+  return result;
+}
+
+/** The figures' columns of a table row: each as its rounds, ` / `-separated. */
+export function figureCells(figures: ReadFigures): string[] {
+  const list = (numbers: number[]) => numbers.map((value) => rounded(value, 1)).join(' / ');
+  return [list(figures.cold), list(figures.coldCpu), list(figures.warm), list(figures.warmCpu)];
+}
+
+export const FIGURE_HEADINGS = [
+  'cold wall ms',
+  'cold server CPU ms',
+  'warm wall p50 ms',
+  'warm server CPU ms/read',
+];
