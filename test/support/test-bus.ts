@@ -65,3 +65,40 @@ export function countStoredReads(
   }
   return counter;
 }
+
+/** A direct get's query (`seq`, `next_by_subj`, `last_by_subj`) as the code under test sent it. */
+export type StoredGet = { seq?: number; next_by_subj?: string; last_by_subj?: string };
+/** A consumer's configuration as the code under test made it. */
+export type MadeConsumer = { filter_subject?: string; deliver_policy?: string; opt_start_seq?: number };
+
+/**
+ * Records where the reads of stored messages a test's code makes on `bus` start: every direct
+ * get's query and every consumer's configuration, in order, on the real connection. `restore`
+ * puts the methods back.
+ */
+export function recordStoredReads(bus: Bus): {
+  gets: StoredGet[];
+  consumers: MadeConsumer[];
+  restore(): void;
+} {
+  const { streams, consumers } = bus.jsm;
+  const getMessage = streams.getMessage.bind(streams);
+  const add = consumers.add.bind(consumers);
+  const reads = {
+    gets: [] as StoredGet[],
+    consumers: [] as MadeConsumer[],
+    restore: () => {
+      streams.getMessage = getMessage;
+      consumers.add = add;
+    },
+  };
+  streams.getMessage = (stream, query) => {
+    reads.gets.push({ ...(query as StoredGet) });
+    return getMessage(stream, query);
+  };
+  consumers.add = (stream, config) => {
+    reads.consumers.push({ ...config });
+    return add(stream, config);
+  };
+  return reads;
+}

@@ -1,4 +1,4 @@
-import { AckPolicy, DeliverPolicy, type PubAck } from '@nats-io/jetstream';
+import type { PubAck } from '@nats-io/jetstream';
 import {
   EventEnvelope,
   RUN_RECORDS_READ_ONE_BY_ONE,
@@ -13,7 +13,7 @@ import type { Bus } from './connection.ts';
 import { type OrderedItem, readStored } from './ordered.ts';
 import { type PublishOptions, publishEnvelope } from './publish.ts';
 import { nextStored } from './raw-reads.ts';
-import { ORPHAN_CONSUMER_NS } from './stored-range.ts';
+import { addReadConsumer } from './stored-range.ts';
 
 /** Publishes an author-facing frame to `run.<runId>.events`. */
 export function publishFrame(bus: Bus, value: SseFrame, options: PublishOptions = {}): Promise<PubAck> {
@@ -80,14 +80,8 @@ export async function runStartSeq(bus: Bus, runId: string, launchedAt: string): 
   if (!Number.isFinite(launched)) return 0;
   const stream = bus.names.streams.events;
   const subject = bus.names.events(runId);
-  const info = await bus.jsm.consumers.add(stream, {
-    filter_subject: subject,
-    deliver_policy: DeliverPolicy.StartTime,
-    opt_start_time: new Date(launched - RUN_RECORD_CLOCK_MARGIN_MS).toISOString(),
-    ack_policy: AckPolicy.None,
-    mem_storage: true,
-    num_replicas: 1,
-    inactive_threshold: ORPHAN_CONSUMER_NS,
+  const info = await addReadConsumer(bus, stream, subject, {
+    time: new Date(launched - RUN_RECORD_CLOCK_MARGIN_MS),
   });
   void bus.jsm.consumers.delete(stream, info.name).catch(() => undefined);
   const first = await nextStored(bus, { stream, subject, afterSeq: info.delivered.stream_seq });

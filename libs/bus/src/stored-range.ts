@@ -1,6 +1,7 @@
 import {
   AckPolicy,
   type Consumer,
+  type ConsumerInfo,
   type ConsumerMessages,
   DeliverPolicy,
   type JsMsg,
@@ -15,7 +16,7 @@ const IDLE_CHECK_MS = 1_000;
 /** Messages asked for per pull. */
 const PULL_BATCH = 512;
 /** How long the server keeps a consumer whose reader died without removing it. */
-export const ORPHAN_CONSUMER_NS = 5 * 60 * 1_000_000_000;
+const ORPHAN_CONSUMER_NS = 5 * 60 * 1_000_000_000;
 
 export interface StoredRange {
   stream: string;
@@ -29,6 +30,30 @@ export interface StoredRange {
    */
   since?: Date;
   onStart?: (firstSeq: number) => void;
+}
+
+/**
+ * A consumer for one read of `subject`, from a sequence or from the first message stored at or
+ * after a time: no ack, in memory, one replica, as an ordered consumer is. Its reader removes it;
+ * the server does after ORPHAN_CONSUMER_NS when the reader died first. Its info names the
+ * sequence before where it starts (`delivered.stream_seq`) and how many messages wait.
+ */
+export function addReadConsumer(
+  bus: Bus,
+  stream: string,
+  subject: string,
+  start: { seq: number } | { time: Date },
+): Promise<ConsumerInfo> {
+  return bus.jsm.consumers.add(stream, {
+    filter_subject: subject,
+    ...('time' in start
+      ? { deliver_policy: DeliverPolicy.StartTime, opt_start_time: start.time.toISOString() }
+      : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: start.seq }),
+    ack_policy: AckPolicy.None,
+    mem_storage: true,
+    num_replicas: 1,
+    inactive_threshold: ORPHAN_CONSUMER_NS,
+  });
 }
 
 /**
@@ -119,16 +144,12 @@ export function readStoredRange(
       for (let attempt = 1; !finished && mine === generation; attempt++) {
         try {
           const byTime = !startKnown && range.since !== undefined;
-          const info = await bus.jsm.consumers.add(stream, {
-            filter_subject: subject,
-            ...(byTime
-              ? { deliver_policy: DeliverPolicy.StartTime, opt_start_time: range.since!.toISOString() }
-              : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: nextSeq }),
-            ack_policy: AckPolicy.None,
-            mem_storage: true,
-            num_replicas: 1,
-            inactive_threshold: ORPHAN_CONSUMER_NS,
-          });
+          const info = await addReadConsumer(
+            bus,
+            stream,
+            subject,
+            byTime ? { time: range.since! } : { seq: nextSeq },
+          );
           const opened = bus.js.consumers.getConsumerFromInfo(info);
           if (finished || mine !== generation) {
             remove(opened);

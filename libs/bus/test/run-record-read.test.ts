@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventEnvelope, frame, StepRecordEnvelope, UsageEnvelope } from '@quill/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeTestBus, openTestBus } from '../../../test/support/test-bus.ts';
+import { closeTestBus, openTestBus, recordStoredReads } from '../../../test/support/test-bus.ts';
 import {
   type Bus,
   publishEnvelope,
@@ -171,20 +171,15 @@ describe('where a run begins, from its launch time', () => {
     await tick();
     const started = await publishFrame(bus, runStarted(runId));
     await publishFrame(bus, text(runId, '第一段'));
-    const { streams } = bus.jsm;
-    const getMessage = streams.getMessage.bind(streams);
-    const gets: Array<{ seq?: number }> = [];
-    streams.getMessage = (stream, query) => {
-      gets.push(query as { seq?: number });
-      return getMessage(stream, query);
-    };
+    const reads = recordStoredReads(bus);
     try {
       expect(await runStartSeq(bus, runId, launchedAt)).toBe(started.seq - 1);
     } finally {
-      streams.getMessage = getMessage;
+      reads.restore();
     }
-    // One direct get, from the time's place in the stream, not from sequence 1.
-    expect(gets).toEqual([{ seq: started.seq, next_by_subj: bus.names.events(runId) }]);
+    // One consumer made by time, and one direct get from the time's place, not from sequence 1.
+    expect(reads.consumers.map((config) => config.deliver_policy)).toEqual(['by_start_time']);
+    expect(reads.gets).toEqual([{ seq: started.seq, next_by_subj: bus.names.events(runId) }]);
   });
 
   it('is the stream start when the time fell after the run began, or the run has no run_started', async () => {

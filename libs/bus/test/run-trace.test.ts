@@ -4,7 +4,12 @@ import { frame, StepRecordEnvelope } from '@quill/contracts';
 import { withSpan } from '@quill/telemetry';
 import { startTestTelemetry } from '@quill/telemetry/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeTestBus, openTestBus } from '../../../test/support/test-bus.ts';
+import {
+  closeTestBus,
+  openTestBus,
+  recordStoredReads,
+  type StoredGet,
+} from '../../../test/support/test-bus.ts';
 import { type Bus, publishEnvelope, publishFrame, runTraceContext } from '../src/index.ts';
 
 // The run's trace a stop or steer links to, read from the newest records of the run, never by
@@ -48,21 +53,13 @@ const dispatched = (runId: string) =>
     role: 'writer',
   });
 
-/** Records the direct gets made on `bus` while `read` runs. */
-async function queriesOf<T>(
-  read: () => Promise<T>,
-): Promise<{ value: T; queries: Array<Record<string, unknown>> }> {
-  const { streams } = bus.jsm;
-  const getMessage = streams.getMessage.bind(streams);
-  const queries: Array<Record<string, unknown>> = [];
-  streams.getMessage = (stream, query) => {
-    queries.push({ ...(query as object) });
-    return getMessage(stream, query);
-  };
+/** The direct gets made on `bus` while `read` runs, with what it returned. */
+async function queriesOf<T>(read: () => Promise<T>): Promise<{ value: T; queries: StoredGet[] }> {
+  const reads = recordStoredReads(bus);
   try {
-    return { value: await read(), queries };
+    return { value: await read(), queries: reads.gets };
   } finally {
-    streams.getMessage = getMessage;
+    reads.restore();
   }
 }
 

@@ -3,7 +3,7 @@ import { type Bus, publishFrame } from '@quill/bus';
 import { frame } from '@quill/contracts';
 import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeTestBus, openTestBus } from '../../../test/support/test-bus.ts';
+import { closeTestBus, openTestBus, recordStoredReads } from '../../../test/support/test-bus.ts';
 import { readRunHistory } from '../src/run-history.ts';
 
 let bus: Bus;
@@ -72,19 +72,13 @@ describe('a run history read from the run’s beginning', () => {
   });
 });
 
-/** The start sequence of every consumer `bus` makes meanwhile. */
-function spyOnConsumerStart(target: Bus): { startSeqs: number[]; restore(): void } {
-  const { consumers } = target.jsm;
-  const add = consumers.add.bind(consumers);
-  const startSeqs: number[] = [];
-  consumers.add = (stream, config) => {
-    startSeqs.push(config?.opt_start_seq ?? 0);
-    return add(stream, config);
-  };
+/** The start sequence of every consumer `bus` makes meanwhile (0 for one made by time). */
+function spyOnConsumerStart(target: Bus): { readonly startSeqs: number[]; restore(): void } {
+  const reads = recordStoredReads(target);
   return {
-    startSeqs,
-    restore: () => {
-      consumers.add = add;
+    get startSeqs() {
+      return reads.consumers.map((config) => config.opt_start_seq ?? 0);
     },
+    restore: reads.restore,
   };
 }

@@ -3,7 +3,13 @@ import { publishEnvelope, subscribePublished } from '@quill/bus';
 import { StepRecordEnvelope } from '@quill/contracts';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeTestBus, countStoredGets, openTestBus } from '../../../test/support/test-bus.ts';
+import {
+  closeTestBus,
+  countStoredGets,
+  openTestBus,
+  recordStoredReads,
+  type StoredGet,
+} from '../../../test/support/test-bus.ts';
 import { openStepLog } from '../src/step-log.ts';
 import { result } from './workflow-fixtures.ts';
 
@@ -35,23 +41,9 @@ const finished = (runId: string, step: number) =>
     run_id: runId,
     result: result(step, 'writer', { final_text: `step ${step}` }),
   });
-/** Where each direct get on `subject` starts (`next_by_subj` from `seq`) until `restore`. */
-function getStarts(subject: string): { starts: number[]; restore(): void } {
-  const { streams } = bus.jsm;
-  const getMessage = streams.getMessage.bind(streams);
-  const starts: number[] = [];
-  streams.getMessage = (stream, query) => {
-    const asked = query as { seq?: number; next_by_subj?: string };
-    if (asked.next_by_subj === subject) starts.push(asked.seq ?? 0);
-    return getMessage(stream, query);
-  };
-  return {
-    starts,
-    restore: () => {
-      streams.getMessage = getMessage;
-    },
-  };
-}
+/** Where each recorded direct get on `subject` started (`next_by_subj` from `seq`). */
+const startsOn = (gets: StoredGet[], subject: string) =>
+  gets.flatMap((get) => (get.next_by_subj === subject ? [get.seq ?? 0] : []));
 const consumers = async () => (await bus.jsm.streams.info(bus.names.streams.events)).state.consumer_count;
 const never = new AbortController().signal;
 const soon = () => Date.now() + 30_000;
@@ -146,7 +138,7 @@ describe('the router’s step log', () => {
         message: () => undefined,
         reconnected: handlers.reconnected,
       });
-    const { starts, restore } = getStarts(subject);
+    const reads = recordStoredReads(bus);
     const log = await openStepLog(bus, runId, logger, {
       catchUpMs: 50,
       subscribe: deaf,
@@ -159,10 +151,11 @@ describe('the router’s step log', () => {
       await finished(runId, 0);
       expect(await waiting).toBe(true);
       expect(log.state.results.get(0)?.final_text).toBe('step 0');
+      const starts = startsOn(reads.gets, subject);
       expect(starts.length).toBeGreaterThan(0);
       expect(Math.min(...starts)).toBe(ack.seq);
     } finally {
-      restore();
+      reads.restore();
       await log.close();
     }
   });
@@ -174,7 +167,7 @@ describe('the router’s step log', () => {
     const begins = (await dispatched(randomUUID(), 0)).seq;
     await dispatched(runId, 0);
     await finished(runId, 0);
-    const { starts, restore } = getStarts(subject);
+    const reads = recordStoredReads(bus);
     try {
       const takeover = await openStepLog(bus, runId, logger, {
         storedBefore: Promise.resolve(true),
@@ -183,12 +176,12 @@ describe('the router’s step log', () => {
       try {
         expect([...takeover.state.dispatched.keys()]).toEqual([0]);
         expect(takeover.state.results.get(0)?.final_text).toBe('step 0');
-        expect(starts[0]).toBe(begins + 1);
+        expect(startsOn(reads.gets, subject)[0]).toBe(begins + 1);
       } finally {
         await takeover.close();
       }
     } finally {
-      restore();
+      reads.restore();
     }
   });
 
