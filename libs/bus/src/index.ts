@@ -21,8 +21,10 @@ export { onReconnect } from './resubscribe.ts';
 export {
   publishFrame,
   RUN_RECORD_CLOCK_MARGIN_MS,
+  type RunRecordStart,
   readRunFramesAndSteps,
   readStoredRun,
+  runStartedIfNewest,
   runStartSeq,
 } from './run-events.ts';
 export { runTraceContext } from './run-trace.ts';

@@ -12,7 +12,7 @@ import { decodeEnvelope } from './codec.ts';
 import type { Bus } from './connection.ts';
 import { type OrderedItem, readStored } from './ordered.ts';
 import { type PublishOptions, publishEnvelope } from './publish.ts';
-import { nextStored } from './raw-reads.ts';
+import { lastStored, nextStored } from './raw-reads.ts';
 import { addReadConsumer } from './stored-range.ts';
 
 /** Publishes an author-facing frame to `run.<runId>.events`. */
@@ -28,7 +28,15 @@ export function publishFrame(bus: Bus, value: SseFrame, options: PublishOptions 
  */
 export const RUN_RECORD_CLOCK_MARGIN_MS = 60_000;
 
+/** Where a read of one run's record starts (`readStoredRun`). */
+export type RunRecordStart = Pick<RunRecordOptions, 'startedSeq' | 'launchedAt'>;
+
 export interface RunRecordOptions {
+  /**
+   * The sequence the run's `run_started` was stored at (the launch's publish ack, carried by its
+   * start envelope): every subject is read from there, with no search by time.
+   */
+  startedSeq?: number | undefined;
   /** When the run was launched (ISO time): its record is read from shortly before. */
   launchedAt?: string | undefined;
   /** Read the run's usage reports too. */
@@ -48,24 +56,39 @@ export interface RunRecordRead extends SettledRunRecord {
  * The step records and usage reports are read as settled subjects (their newest message bounds
  * the read): both read a run once it ended.
  *
- * Given the run's launch time, the frames are read from shortly before it, and the other two
- * subjects from the first frame on. Without it every read starts at the stream's first message,
- * and nats-server looks through each older block of the stream (a day of every run's frames)
- * for the run's subject, loading what it has let go of from disk (docs/decisions/0075). The
- * run's first frame is `run_started` (the launch stores it before the router can publish
- * anything of the run), so a read that does not begin with it started too late (clocks further
- * apart than the margin) and is made again from the stream's start.
+ * Given the sequence of the run's `run_started`, all three subjects are read from there at once
+ * (docs/decisions/0077). Otherwise, given the run's launch time, the frames are read from shortly
+ * before it, and the other two subjects from the first frame on. Without either every read starts
+ * at the stream's first message, and nats-server looks through each older block of the stream (a
+ * day of every run's frames) for the run's subject, loading what it has let go of from disk
+ * (docs/decisions/0075); from a time it still looks through the margin's minute of every run's
+ * frames. The run's first frame is `run_started` (the launch stores it before the run is queued),
+ * so a read that does not begin with it started at a wrong place (a wrong sequence, clocks further
+ * apart than the margin) and is made again: from the launch time after a wrong sequence, from
+ * the stream's start after a wrong time.
  */
 export async function readStoredRun(
   bus: Bus,
   runId: string,
   options: RunRecordOptions = {},
 ): Promise<RunRecordRead> {
+  const startedSeq = options.startedSeq ?? 0;
+  if (Number.isSafeInteger(startedSeq) && startedSeq > 0) {
+    const read = await readSubjects(bus, runId, { afterSeq: startedSeq - 1 }, options);
+    if (beginsAtStart(read)) return recordOf(read, false);
+    const again = await readStoredRun(bus, runId, { ...options, startedSeq: undefined });
+    return { ...again, reread: true };
+  }
   const launched = options.launchedAt ? Date.parse(options.launchedAt) : Number.NaN;
-  if (!Number.isFinite(launched)) return recordOf(await readSubjects(bus, runId, undefined, options), false);
-  const read = await readSubjects(bus, runId, new Date(launched - RUN_RECORD_CLOCK_MARGIN_MS), options);
-  if (read.events[0]?.envelope?.frame.type === 'run_started') return recordOf(read, false);
-  return recordOf(await readSubjects(bus, runId, undefined, options), true);
+  if (!Number.isFinite(launched)) return recordOf(await readSubjects(bus, runId, {}, options), false);
+  const since = new Date(launched - RUN_RECORD_CLOCK_MARGIN_MS);
+  const read = await readSubjects(bus, runId, { since }, options);
+  if (beginsAtStart(read)) return recordOf(read, false);
+  return recordOf(await readSubjects(bus, runId, {}, options), true);
+}
+
+function beginsAtStart(read: SubjectReads): boolean {
+  return read.events[0]?.envelope?.frame.type === 'run_started';
 }
 
 /**
@@ -96,13 +119,32 @@ export async function runStartSeq(bus: Bus, runId: string, launchedAt: string): 
   }
 }
 
+/**
+ * The sequence of the run's `run_started` while it is still the run's newest frame, as it is from
+ * the launch until the router publishes the run's first frame of its own: one direct get from the
+ * stream's end (`last_by_subj`), where nats-server finds a just-launched run at once
+ * (docs/decisions/0077). Undefined when another frame came since, or none is stored.
+ */
+export async function runStartedIfNewest(bus: Bus, runId: string): Promise<number | undefined> {
+  const subject = bus.names.events(runId);
+  const newest = await lastStored(bus, { stream: bus.names.streams.events, subject });
+  if (!newest) return undefined;
+  try {
+    return decodeEnvelope(EventEnvelope, subject, newest.data).frame.type === 'run_started'
+      ? newest.seq
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The frames and step records of `readStoredRun`, without the usage reports. */
 export async function readRunFramesAndSteps(
   bus: Bus,
   runId: string,
-  launchedAt?: string,
+  start: RunRecordStart = {},
 ): Promise<SettledRunRecord> {
-  const { frames, steps } = await readStoredRun(bus, runId, { launchedAt });
+  const { frames, steps } = await readStoredRun(bus, runId, start);
   return { frames, steps };
 }
 
@@ -112,24 +154,31 @@ interface SubjectReads {
   usage: Array<OrderedItem<UsageEnvelope>>;
 }
 
+/** Where a read of a run's subjects starts: after a sequence, from a time, or (neither) the stream's start. */
+type ReadStart = { afterSeq?: number; since?: Date };
+
 async function readSubjects(
   bus: Bus,
   runId: string,
-  since: Date | undefined,
+  start: ReadStart,
   options: RunRecordOptions,
 ): Promise<SubjectReads> {
   const stream = bus.names.streams.events;
-  // Where the settled subjects are read after: just before the first frame the timed read found
-  // (a step record or usage report is never stored before the run's first frame), or the start.
+  const { since } = start;
+  // Where the settled subjects are read after: a known sequence at once; from a time, just before
+  // the first frame the timed read found (a step record or usage report is never stored before
+  // the run's first frame); or the start.
   let startAt: (afterSeq: number | undefined) => void = () => undefined;
   const afterSeq = since
     ? new Promise<number | undefined>((resolve) => (startAt = resolve))
-    : Promise.resolve(0);
+    : Promise.resolve(start.afterSeq ?? 0);
   const events = readStored(bus, {
     stream,
     subject: bus.names.events(runId),
     schema: EventEnvelope,
-    ...(since ? { since, onStart: (firstSeq: number) => startAt(firstSeq - 1) } : {}),
+    ...(since
+      ? { since, onStart: (firstSeq: number) => startAt(firstSeq - 1) }
+      : { afterSeq: start.afterSeq ?? 0 }),
   });
   // A read that ended without naming where it began leaves the others at the stream's start;
   // one that failed leaves them unread (the record fails with it).

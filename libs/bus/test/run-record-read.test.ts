@@ -9,6 +9,7 @@ import {
   RUN_RECORD_CLOCK_MARGIN_MS,
   readStored,
   readStoredRun,
+  runStartedIfNewest,
   runStartSeq,
 } from '../src/index.ts';
 
@@ -32,10 +33,13 @@ const runStarted = (runId: string) =>
     generation_mode: 'fast',
   });
 
-/** A run's record as a launch, a router and a writer store it, with another run's frames around it. */
-async function storeRun(runId: string, userId: string, other: string): Promise<void> {
+/**
+ * A run's record as a launch, a router and a writer store it, with another run's frames around it;
+ * the sequence its `run_started` was stored at.
+ */
+async function storeRun(runId: string, userId: string, other: string): Promise<number> {
   await publishFrame(bus, text(other, 'before'));
-  await publishFrame(bus, runStarted(runId));
+  const started = await publishFrame(bus, runStarted(runId));
   await publishEnvelope(
     bus,
     bus.names.steps(runId),
@@ -65,6 +69,7 @@ async function storeRun(runId: string, userId: string, other: string): Promise<v
     {},
   );
   await publishFrame(bus, frame('workflow_complete', runId, {}));
+  return started.seq;
 }
 
 describe('reading a run record from its launch time', () => {
@@ -157,6 +162,78 @@ describe('reading a run record from its launch time', () => {
       ...whole,
       reread: true,
     });
+  });
+});
+
+describe("reading a run record from its run_started's sequence", () => {
+  it('reads every subject from there at once: one consumer by sequence, no search by time', async () => {
+    const runId = randomUUID();
+    const startedSeq = await storeRun(runId, randomUUID(), randomUUID());
+    const whole = await readStoredRun(bus, runId, { usage: true });
+    const reads = recordStoredReads(bus);
+    let known: Awaited<ReturnType<typeof readStoredRun>>;
+    try {
+      known = await readStoredRun(bus, runId, {
+        startedSeq,
+        launchedAt: new Date().toISOString(),
+        usage: true,
+      });
+    } finally {
+      reads.restore();
+    }
+    expect(known).toEqual(whole);
+    expect(known.reread).toBe(false);
+    expect(reads.consumers.map((config) => [config.deliver_policy, config.opt_start_seq])).toEqual([
+      ['by_start_sequence', startedSeq],
+    ]);
+    // The step records and usage reports are read from the same place, not from the stream's start.
+    const firstGets = reads.gets.filter(
+      (get) => get.seq !== undefined && get.next_by_subj !== bus.names.events(runId),
+    );
+    expect(firstGets.map((get) => get.next_by_subj).sort()).toEqual(
+      [bus.names.steps(runId), bus.names.usage(runId)].sort(),
+    );
+    expect(firstGets.every((get) => get.seq! >= startedSeq)).toBe(true);
+  });
+
+  it('reads the record again from the launch time when the sequence is not its run_started', async () => {
+    const runId = randomUUID();
+    const launchedAt = new Date().toISOString();
+    const startedSeq = await storeRun(runId, randomUUID(), randomUUID());
+    const whole = await readStoredRun(bus, runId, { usage: true });
+    const reads = recordStoredReads(bus);
+    let wrong: Awaited<ReturnType<typeof readStoredRun>>;
+    try {
+      // One past it: the read begins at the run's step record, not its first frame.
+      wrong = await readStoredRun(bus, runId, { startedSeq: startedSeq + 1, launchedAt, usage: true });
+    } finally {
+      reads.restore();
+    }
+    expect(wrong).toEqual({ ...whole, reread: true });
+    expect(reads.consumers.map((config) => config.deliver_policy)).toEqual([
+      'by_start_sequence',
+      'by_start_time',
+    ]);
+  });
+});
+
+describe('where a run begins, while run_started is its newest frame', () => {
+  it("is run_started's sequence, from one get at the stream's end; unknown once another frame came", async () => {
+    const runId = randomUUID();
+    expect(await runStartedIfNewest(bus, runId)).toBeUndefined();
+    await publishFrame(bus, text(randomUUID(), 'another run'));
+    const started = await publishFrame(bus, runStarted(runId));
+    await publishFrame(bus, text(randomUUID(), 'another run after it'));
+    const reads = recordStoredReads(bus);
+    try {
+      expect(await runStartedIfNewest(bus, runId)).toBe(started.seq);
+    } finally {
+      reads.restore();
+    }
+    expect(reads.gets).toEqual([{ last_by_subj: bus.names.events(runId) }]);
+    expect(reads.consumers).toEqual([]);
+    await publishFrame(bus, text(runId, '第一段'));
+    expect(await runStartedIfNewest(bus, runId)).toBeUndefined();
   });
 });
 

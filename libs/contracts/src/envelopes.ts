@@ -249,6 +249,9 @@ export const BillingSettleRequest = z.object({
   // from shortly before, not from the stream's first message, and checks the read began with the
   // run's first frame (docs/decisions/0075). Absent: read from the stream's start.
   launched_at: z.iso.datetime({ offset: true }).optional(),
+  // The sequence of the run's `run_started`, as the router found it when it took the run: the read
+  // starts there, no search by time (docs/decisions/0077). `launched_at` is the fallback.
+  started_seq: z.number().int().positive().optional(),
 });
 export type BillingSettleRequest = z.infer<typeof BillingSettleRequest>;
 export const BillingDecision = z.enum(['charge', 'refund']);

@@ -1,4 +1,4 @@
-import { type Bus, readStoredRun } from '@quill/bus';
+import { type Bus, type RunRecordStart, readStoredRun } from '@quill/bus';
 import { SETTLED_RECORD_MAX_BYTES, type SettledRunRecord, type StepResult } from '@quill/contracts';
 import type { RunRecord } from './run-meter.ts';
 
@@ -16,12 +16,17 @@ export interface StoredRunRecord extends RunRecord {
  * the caller sends. Unparseable messages are skipped (their consumers already ended the run).
  * A run is settled once it ended, so its step records and usage reports are read as settled
  * subjects: their newest message bounds the read. The frames and step records are kept with their
- * sequences too: the settlement's reply hands them to the router's archive. Given the run's launch
- * time (the router sends it), the read starts shortly before it rather than at the stream's
- * first message (docs/decisions/0075).
+ * sequences too: the settlement's reply hands them to the router's archive. Given the sequence of
+ * the run's `run_started` (the router sends it from the launch), the read starts there; given
+ * only its launch time, shortly before it; never at the stream's first message
+ * (docs/decisions/0075, 0077).
  */
-export async function readRunRecord(bus: Bus, runId: string, launchedAt?: string): Promise<StoredRunRecord> {
-  const read = await readStoredRun(bus, runId, { launchedAt, usage: true });
+export async function readRunRecord(
+  bus: Bus,
+  runId: string,
+  start: RunRecordStart = {},
+): Promise<StoredRunRecord> {
+  const read = await readStoredRun(bus, runId, { ...start, usage: true });
   const results = new Map<number, StepResult>();
   for (const { record } of read.steps) {
     // A step result published twice (a retried worker) is one step.

@@ -17,14 +17,18 @@ import { carriedRecord, readRunRecord } from './run-record.ts';
 export function createSettleHandler(dependencies: { bus: Bus; pool: Pool; logger: Logger }) {
   const { bus, pool, logger } = dependencies;
   return async function settle(request: BillingSettleRequest): Promise<BillingSettleReply> {
-    const record = await readRunRecord(bus, request.run_id, request.launched_at);
+    const record = await readRunRecord(bus, request.run_id, {
+      startedSeq: request.started_seq,
+      launchedAt: request.launched_at,
+    });
     if (record.reread) {
-      // The gateway's clock runs ahead of nats-server's by more than the margin (or the run has
-      // no `run_started`): each such settlement reads its run twice (docs/operations.md).
+      // The run's `run_started` is not where the request said, or the gateway's clock runs ahead
+      // of nats-server's by more than the margin (or the run has no `run_started`): each such
+      // settlement reads its run twice (docs/operations.md).
       quillMetrics().runRecordRereads.add(1);
       logger.warn(
-        { run_id: request.run_id, launched_at: request.launched_at },
-        'run record read again from the stream start',
+        { run_id: request.run_id, started_seq: request.started_seq, launched_at: request.launched_at },
+        'run record read again: its read did not begin with run_started',
       );
     }
     const output = analyzeRunOutput(record.frames);

@@ -7,6 +7,7 @@ import { createUser } from '@quill/db/gateway';
 import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recordStoredReads } from '../../../test/support/test-bus.ts';
 import { testUrls, uniqueName } from '../../../test/support/urls.ts';
 import { reserveCredit } from '../src/ledger.ts';
 import { createSettleHandler } from '../src/settlement.ts';
@@ -183,6 +184,55 @@ describe('billing.settle against JetStream and Postgres', () => {
     });
     expect(rows[0].run_meter.run_duration_ms).toBeGreaterThanOrEqual(0);
     expect(await getCredits(database.pool, userId)).toBe(2);
+  });
+
+  it("reads the run from its run_started's sequence when the request names it: no search by time", async () => {
+    const userId = await newUser(3);
+    const runId = randomUUID();
+    await reserveCredit(database.pool, { runId, userId, defaultCredits: 100 });
+    const started = await publishFrame(
+      bus,
+      frame('run_started', runId, { session_id: 's', project_id: 'p', generation_mode: 'fast' }),
+    );
+    await publishRun([
+      frame('text', runId, { agent: 'writer', content: '写好了。' }),
+      frame('message_end', runId, { agent: 'writer', stop_reason: 'stop' }),
+      frame('workflow_complete', runId, {}),
+    ]);
+    await publishEnvelope(bus, bus.names.usage(runId), UsageEnvelope, {
+      v: 1,
+      run_id: runId,
+      user_id: userId,
+      call_index: 0,
+      attempt: 1,
+      role: 'writer',
+      provider: 'primary',
+      model: 'm',
+      usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, usage_source: 'provider' },
+    });
+    const reads = recordStoredReads(bus);
+    let reply: Awaited<ReturnType<typeof settle>>;
+    try {
+      reply = await settle({
+        v: 1,
+        run_id: runId,
+        user_id: userId,
+        outcome: { terminal: 'complete', reason: 'completed' },
+        launched_at: new Date().toISOString(),
+        started_seq: started.seq,
+      });
+    } finally {
+      reads.restore();
+    }
+    expect(reply).toMatchObject({ decision: 'charge', duplicate: false });
+    expect(reads.consumers.map((config) => [config.deliver_policy, config.opt_start_seq])).toEqual([
+      ['by_start_sequence', started.seq],
+    ]);
+    expect(reads.gets.every((get) => get.seq === undefined || get.seq >= started.seq)).toBe(true);
+    const { rows } = await database.pool.query('SELECT run_meter FROM settlements WHERE run_id = $1', [
+      runId,
+    ]);
+    expect(rows[0].run_meter).toMatchObject({ run_model_calls: 1, run_total_tokens: 15 });
   });
 
   it('refunds the reservation to the user who paid it, even when the caller names another', async () => {

@@ -1,4 +1,4 @@
-import { type Bus, publishFrame, readRunFramesAndSteps, requestReply } from '@quill/bus';
+import { type Bus, publishFrame, type RunRecordStart, readRunFramesAndSteps, requestReply } from '@quill/bus';
 import {
   errorFrame,
   frame,
@@ -28,10 +28,13 @@ export async function endRunIfUnfinished(
   runId: string,
   logger: FastifyBaseLogger,
   request: FallbackRequestOptions,
-  /** When the run was launched: the read starts shortly before it, not at the stream's start. */
-  launchedAt?: string,
+  /**
+   * Where the run starts: its `run_started`'s sequence, or when it was launched (the read then
+   * starts shortly before), not the stream's start (docs/decisions/0077).
+   */
+  start: RunRecordStart = {},
 ): Promise<void> {
-  const stored = await readRunFramesAndSteps(bus, runId, launchedAt);
+  const stored = await readRunFramesAndSteps(bus, runId, start);
   const frames = stored.frames.map((item) => item.frame);
   if (frames.some((value) => value.type === 'done')) return;
   const ended = !frames.some(isTerminalFrame);

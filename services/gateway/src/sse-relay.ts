@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { Bus } from '@quill/bus';
+import type { Bus, RunRecordStart } from '@quill/bus';
 import {
   encodeSseFrame,
   encodeSseRetry,
@@ -34,10 +34,10 @@ export interface RelayOptions {
    */
   fallbackAt?: number;
   /**
-   * When the run was launched (ISO time): the fallback's read of what the run stored starts
-   * shortly before it rather than at EVENTS' first message (docs/decisions/0075).
+   * Where the run starts, for the fallback's read of what it stored: its `run_started`'s sequence
+   * or its launch time (ISO), rather than EVENTS' first message (docs/decisions/0075, 0077).
    */
-  launchedAt?: string;
+  runStart?: RunRecordStart;
   /** How the fallback asks the router to end the row of a run it ended. */
   endRequest: FallbackRequestOptions;
   /** This gateway's event tap, fanned out per run. */
@@ -75,7 +75,7 @@ export async function relayRunEvents(
       ? undefined
       : setTimeout(
           () =>
-            void endRunIfUnfinished(bus, runId, logger, options.endRequest, options.launchedAt).catch(
+            void endRunIfUnfinished(bus, runId, logger, options.endRequest, options.runStart).catch(
               (error: unknown) => logger.error({ err: error, run_id: runId }, 'fallback terminal failed'),
             ),
           Math.max(0, options.fallbackAt - Date.now()),

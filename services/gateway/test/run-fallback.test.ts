@@ -7,7 +7,7 @@ import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestRun } from '../../../test/support/run-rows.ts';
-import { closeTestBus, openTestBus } from '../../../test/support/test-bus.ts';
+import { closeTestBus, openTestBus, recordStoredReads } from '../../../test/support/test-bus.ts';
 import { endRunIfUnfinished } from '../src/run-fallback.ts';
 
 let bus: Bus;
@@ -72,7 +72,7 @@ describe('gateway fallback terminal', () => {
         consumersMade.mockClear();
         // A clock ten minutes ahead stamped the launch: the read from that time finds nothing.
         const launchedAt = late ? new Date(Date.now() + 600_000).toISOString() : started.ts;
-        await endRunIfUnfinished(bus, runId, logger, REQUEST, launchedAt);
+        await endRunIfUnfinished(bus, runId, logger, REQUEST, { launchedAt });
         const reads = consumersMade.mock.calls
           .map(([, config]) => config)
           .filter((config) => config?.filter_subject === bus.names.events(runId));
@@ -85,6 +85,37 @@ describe('gateway fallback terminal', () => {
     } finally {
       consumersMade.mockRestore();
     }
+  });
+
+  it("reads the run from its run_started's sequence when the launch named it", async () => {
+    const runId = randomUUID();
+    const started = await publishFrame(
+      bus,
+      frame('run_started', runId, {
+        session_id: randomUUID(),
+        project_id: randomUUID(),
+        generation_mode: 'fast',
+      }),
+    );
+    await publishFrame(bus, frame('workflow_complete', runId, {}));
+    const reads = recordStoredReads(bus);
+    try {
+      await endRunIfUnfinished(bus, runId, logger, REQUEST, {
+        startedSeq: started.seq,
+        launchedAt: new Date().toISOString(),
+      });
+    } finally {
+      reads.restore();
+    }
+    expect((await framesOf(runId)).map((value) => value.type)).toEqual([
+      'run_started',
+      'workflow_complete',
+      'done',
+    ]);
+    const eventReads = reads.consumers.filter((config) => config.filter_subject === bus.names.events(runId));
+    expect(eventReads.map((config) => [config.deliver_policy, config.opt_start_seq])).toEqual([
+      ['by_start_sequence', started.seq],
+    ]);
   });
 
   it('leaves the row to the router: it writes no table itself', async () => {

@@ -49,7 +49,10 @@ export async function finishRunWith(
   state: RunState,
   outcome: FinishOutcome,
   logger: Logger,
-  extras: Pick<FinishExtras, 'reply' | 'blankFiles' | 'routingOutcome'> = {},
+  extras: Pick<FinishExtras, 'reply' | 'blankFiles' | 'routingOutcome'> & {
+    /** The sequence of the run's `run_started`, when known (run-begin.ts). */
+    startedSeq?: number | undefined;
+  } = {},
 ): Promise<void> {
   const { bus, pool } = dependencies;
   // A clarification ends the run waiting for the author (docs/agent-behaviour.md): run and session rest in
@@ -76,7 +79,9 @@ export async function finishRunWith(
         run_id: runId,
         user_id: start.user_id,
         outcome: toRunOutcome(outcome),
-        // Where billing's read of the run may begin (docs/decisions/0075).
+        // Where billing's read of the run begins: at its `run_started`, or shortly before its
+        // launch time when that was not found (docs/decisions/0075, 0077).
+        ...(extras.startedSeq ? { started_seq: extras.startedSeq } : {}),
         ...(launched ? { launched_at: launched } : {}),
       },
       // Asked again until a billing replica answers (settling is once per run, so a repeat is
@@ -174,8 +179,8 @@ export async function finishRunWith(
   // settlement's read when its reply carried it (a long run's does not: the archive reads it). A
   // failure here is left to the router's sweep, which archives every ended run it finds unarchived.
   const known = settledRecord ? settledRecordCopy(settledRecord, storedAfter) : undefined;
-  await archiveRun(bus, pool, runId, known, launched).catch((error: unknown) =>
-    logger.warn({ err: error }, 'run archive deferred to the sweep'),
+  await archiveRun(bus, pool, runId, known, { startedSeq: extras.startedSeq, launchedAt: launched }).catch(
+    (error: unknown) => logger.warn({ err: error }, 'run archive deferred to the sweep'),
   );
 }
 

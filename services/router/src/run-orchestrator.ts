@@ -1,12 +1,4 @@
-import {
-  ack,
-  type DeliveryContext,
-  type Disposition,
-  nak,
-  publishEnvelope,
-  runStartSeq,
-  term,
-} from '@quill/bus';
+import { ack, type DeliveryContext, type Disposition, nak, publishEnvelope, term } from '@quill/bus';
 import {
   type AgentRole,
   msgIds,
@@ -17,6 +9,7 @@ import {
 import { requestStop, watchStop } from '@quill/run-control';
 import type { Logger } from 'pino';
 import { readRouting } from './routing/route-run.ts';
+import { findRunBegin } from './run-begin.ts';
 import { type FinisherDependencies, finishRunWith, publishDone } from './run-finisher.ts';
 import type { RunKeepAlive } from './run-keep-alive.ts';
 import type { RunLeases } from './run-leases.ts';
@@ -63,14 +56,17 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
     const leasing = dependencies.leases.hold(start.run_id, delivery.ackSubject, log);
     leasing.catch(() => undefined);
     const taking = dependencies.phases.takeRun(start.run_id);
+    // Where the run's record begins, looked up while the run is taken (run-begin.ts).
+    const runBegin = findRunBegin(bus, start);
     const [takeRead, stopRead, stepsRead] = await Promise.allSettled([
       taking,
       watchStop(bus, redis, keys, start.run_id),
       // Only a run taken before (a takeover) can have step records stored already.
       openStepLog(bus, start.run_id, log, {
         storedBefore: taking.then((taken) => taken.run.kind !== 'applied'),
-        // A takeover reads the records from the run's start, not the stream's (docs/decisions/0076).
-        startAfter: () => runStartSeq(bus, start.run_id, start.created_at),
+        // A takeover reads the records from the run's start, not the stream's
+        // (docs/decisions/0076, 0077).
+        startAfter: async () => ((await runBegin()) ?? 1) - 1,
       }),
     ]);
     const closeOpened = async () => {
@@ -126,7 +122,8 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
     let plan: WorkflowPlan | undefined;
     const finish = async (outcome: FinishOutcome) => {
       const closing = await dependencies.workflow.beforeFinish(start, plan, steps.state, outcome, log);
-      await finishRunWith(dependencies, start, steps.state, outcome, log, closing);
+      const startedSeq = await runBegin().catch(() => undefined);
+      await finishRunWith(dependencies, start, steps.state, outcome, log, { ...closing, startedSeq });
       return ack;
     };
     try {

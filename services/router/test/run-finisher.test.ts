@@ -51,6 +51,19 @@ describe('run finisher', () => {
     expect(await countSemaphore(rig.redis, rig.keys.userSemaphore(start.user_id))).toBe(0);
   });
 
+  it("the settle request names where the run's record begins: its run_started's sequence, and the launch time", async () => {
+    nextSettle = settled('charge');
+    const start = await takenRun(rig);
+    await finishRunWith(dependencies(), start, emptyRunState, { terminal: 'complete' }, rig.logger, {
+      startedSeq: 4242,
+    });
+    expect(rig.settles.at(-1)).toMatchObject({
+      run_id: start.run_id,
+      started_seq: 4242,
+      launched_at: start.created_at,
+    });
+  });
+
   it('the routing outcome and the reply are written with the run’s end; an end that failed leaves the run running for a takeover, lock held, no done', async () => {
     nextSettle = settled('charge');
     const start = await takenRun(rig);

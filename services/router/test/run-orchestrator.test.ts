@@ -3,12 +3,14 @@ import {
   type DeliveryContext,
   decodeEnvelope,
   publishEnvelope,
+  publishFrame,
   type Responder,
   serveRequests,
 } from '@quill/bus';
 import {
   ContextCompileReply,
   ContextCompileRequest,
+  frame,
   StepRecordEnvelope,
   TaskEnvelope,
 } from '@quill/contracts';
@@ -16,6 +18,7 @@ import { getRun } from '@quill/db';
 import { finishRun } from '@quill/db/router';
 import { requestStop } from '@quill/run-control';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recordStoredReads } from '../../../test/support/test-bus.ts';
 import { createPhaseWriter } from '../src/phases/phase-writer.ts';
 import { createRunKeepAlive, type RunKeepAlive } from '../src/run-keep-alive.ts';
 import { createRunLeases, type RunLeases } from '../src/run-leases.ts';
@@ -125,6 +128,18 @@ function answerTasks(runId: string, reply: (task: TaskEnvelope) => Parameters<ty
   return { tasks, close: () => subscription.unsubscribe() };
 }
 
+/** The launch's `run_started`, as the gateway stores it before it queues the run. */
+function publishRunStarted(start: Awaited<ReturnType<typeof startedRun>>) {
+  return publishFrame(
+    rig.bus,
+    frame('run_started', start.run_id, {
+      session_id: start.session_id,
+      project_id: start.project_id,
+      generation_mode: 'fast',
+    }),
+  );
+}
+
 describe('router run orchestrator', () => {
   it('dispatches the plan’s step by reference and ends the run on its result', async () => {
     const start = await startedRun(rig);
@@ -198,6 +213,47 @@ describe('router run orchestrator', () => {
     await finishRun(rig.database.pool, start.run_id, { phase: 'done', stopReason: 'completed' });
     expect(await handler()(start, delivery())).toBe(ack);
     expect((await framesOf(rig, start.run_id)).map((frame) => frame.type)).toEqual(['done']);
+  });
+
+  it("a first take finds where the run begins from the stream's end, and settles and archives from there", async () => {
+    const start = await startedRun(rig);
+    const started = await publishRunStarted(start);
+    const worker = answerTasks(start.run_id, () => ({ final_text: '写好了。' }));
+    const reads = recordStoredReads(rig.bus);
+    try {
+      expect(await handler()(start, delivery())).toBe(ack);
+    } finally {
+      reads.restore();
+      worker.close();
+    }
+    expect(rig.settles.at(-1)).toMatchObject({ run_id: start.run_id, started_seq: started.seq });
+    // One get from the stream's end found it; nothing was searched by time, and the archive's
+    // read (the stand-in billing hands back no record) began there.
+    expect(reads.gets).toContainEqual({ last_by_subj: rig.bus.names.events(start.run_id) });
+    expect(reads.consumers.map((config) => [config.deliver_policy, config.opt_start_seq])).toEqual([
+      ['by_start_sequence', started.seq],
+    ]);
+  });
+
+  it('a takeover finds where the run begins from its launch time, and reads its step records from there', async () => {
+    const taken = await takenRun(rig);
+    const started = await publishRunStarted(taken);
+    // The run's frames went on after run_started (the router that died published them).
+    await publishFrame(rig.bus, frame('agent_start', taken.run_id, { agent: 'writer', step: 0 }));
+    const worker = answerTasks(taken.run_id, () => ({ final_text: '写好了。' }));
+    const reads = recordStoredReads(rig.bus);
+    try {
+      expect(await handler()(taken, delivery())).toBe(ack);
+    } finally {
+      reads.restore();
+      worker.close();
+    }
+    // One search by time, at the take: the step log and the settlement both start at run_started.
+    expect(reads.consumers.filter((config) => config.deliver_policy === 'by_start_time')).toHaveLength(1);
+    const stepReads = reads.gets.filter((get) => get.next_by_subj === rig.bus.names.steps(taken.run_id));
+    expect(stepReads[0]?.seq).toBe(started.seq);
+    expect(rig.settles.at(-1)).toMatchObject({ run_id: taken.run_id, started_seq: started.seq });
+    expect(worker.tasks).toHaveLength(1);
   });
 
   it('a start for a run that does not exist is terminated', async () => {

@@ -12,6 +12,8 @@ import { distribution, rounded, sleep } from './stats.ts';
 export interface TargetRun {
   runId: string;
   launchedAt: string;
+  /** Where its `run_started` is stored (what the router finds when it takes the run). */
+  startedSeq: number;
   /** Where the run's first step record (`dispatched`) is stored. */
   dispatchedSeq: number;
 }
@@ -42,7 +44,7 @@ export async function storeRun(target: Bus): Promise<TargetRun> {
     project_id: randomUUID(),
     generation_mode: 'fast',
   });
-  await publishFrame(target, started);
+  const startedAck = await publishFrame(target, started);
   const step = {
     v: 1 as const,
     kind: 'dispatched' as const,
@@ -75,7 +77,7 @@ export async function storeRun(target: Bus): Promise<TargetRun> {
   );
   await publishFrame(target, frame('workflow_complete', runId, {}));
   await publishFrame(target, frame('done', runId, {}));
-  return { runId, launchedAt, dispatchedSeq: dispatched.seq };
+  return { runId, launchedAt, startedSeq: startedAck.seq, dispatchedSeq: dispatched.seq };
 }
 
 /** A read's figures over the rounds: the cold read's wall time and server CPU, the warm reads' median and CPU per read. */

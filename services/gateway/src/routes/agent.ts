@@ -54,7 +54,7 @@ export function registerAgentRoutes(
         },
         feeds: dependencies.runFeeds,
         fallbackAt: Date.now() + wallClockMs + fallbackGraceMs,
-        launchedAt: run.runStarted.frame.ts,
+        runStart: { startedSeq: run.runStarted.seq, launchedAt: run.runStarted.frame.ts },
         language: body.ui_language,
       },
       request.log,

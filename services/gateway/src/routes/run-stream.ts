@@ -117,7 +117,7 @@ export function registerRunStreamRoutes(
         ...(run.phase === 'running' || run.phase === 'idle'
           ? {
               fallbackAt: Date.parse(run.createdAt) + wallClockMs + fallbackGraceMs,
-              launchedAt: run.createdAt,
+              runStart: { launchedAt: run.createdAt },
             }
           : {}),
       },

@@ -1,4 +1,4 @@
-import { type Bus, readRunFramesAndSteps } from '@quill/bus';
+import { type Bus, type RunRecordStart, readRunFramesAndSteps } from '@quill/bus';
 import type { SettledRunRecord } from '@quill/contracts';
 import type { ArchivedFrame } from '@quill/db';
 import { saveRunArchive } from '@quill/db/router';
@@ -18,10 +18,13 @@ export async function archiveRun(
   pool: Pool,
   runId: string,
   known?: SettledRunRecord,
-  /** The run's launch time: a read of the run starts shortly before it (docs/decisions/0075). */
-  launchedAt?: string,
+  /**
+   * Where a read of the run starts: its `run_started`'s sequence (docs/decisions/0077), or shortly
+   * before its launch time (docs/decisions/0075).
+   */
+  start: RunRecordStart = {},
 ): Promise<ArchiveResult> {
-  const { frames, steps } = known ?? (await readRunFramesAndSteps(bus, runId, launchedAt));
+  const { frames, steps } = known ?? (await readRunFramesAndSteps(bus, runId, start));
   // Frames but no `done`: someone is still ending the stream; the sweep comes back later.
   if (frames.length > 0 && !frames.some((item) => item.frame.type === 'done')) return 'not_ended';
   return (await saveRunArchive(pool, { runId, frames, steps })) ? 'archived' : 'already';

@@ -98,7 +98,8 @@ export function createRunSweep(
     for (const { runId, createdAt } of ended) {
       try {
         // Read from the run's launch, not the stream's first message (docs/decisions/0075).
-        if ((await archiveRun(bus, pool, runId, undefined, createdAt)) === 'archived') report.archived++;
+        if ((await archiveRun(bus, pool, runId, undefined, { launchedAt: createdAt })) === 'archived')
+          report.archived++;
       } catch (error) {
         report.failed++;
         logger.error({ err: error, run_id: runId }, 'could not archive an ended run');
@@ -108,7 +109,7 @@ export function createRunSweep(
 
   /** The run's frames, read from its launch time (docs/decisions/0075). */
   async function storedFrames(runId: string, launchedAt: string): Promise<SseFrame[]> {
-    const { frames } = await readRunFramesAndSteps(bus, runId, launchedAt);
+    const { frames } = await readRunFramesAndSteps(bus, runId, { launchedAt });
     return frames.map((item) => item.frame);
   }
 
