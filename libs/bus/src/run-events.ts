@@ -33,8 +33,9 @@ export type RunRecordStart = Pick<RunRecordOptions, 'startedSeq' | 'launchedAt'>
 
 export interface RunRecordOptions {
   /**
-   * The sequence the run's `run_started` was stored at (the launch's publish ack, carried by its
-   * start envelope): every subject is read from there, with no search by time.
+   * The sequence the run's `run_started` was stored at (as the router found it when it took the
+   * run, or as the gateway's launch stored it): every subject is read from there, with no search
+   * by time.
    */
   startedSeq?: number | undefined;
   /** When the run was launched (ISO time): its record is read from shortly before. */

@@ -17,7 +17,7 @@ export interface StoredRunRecord extends RunRecord {
  * A run is settled once it ended, so its step records and usage reports are read as settled
  * subjects: their newest message bounds the read. The frames and step records are kept with their
  * sequences too: the settlement's reply hands them to the router's archive. Given the sequence of
- * the run's `run_started` (the router sends it from the launch), the read starts there; given
+ * the run's `run_started` (the router found it when it took the run), the read starts there; given
  * only its launch time, shortly before it; never at the stream's first message
  * (docs/decisions/0075, 0077).
  */
