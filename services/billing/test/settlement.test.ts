@@ -51,6 +51,21 @@ async function publishRun(frames: SseFrame[]): Promise<void> {
   for (const value of frames) await publishFrame(bus, value);
 }
 
+/** One model call's usage report, 15 tokens, as a worker publishes it. */
+function publishUsage(runId: string, userId: string, callIndex: number, provider: string) {
+  return publishEnvelope(bus, bus.names.usage(runId), UsageEnvelope, {
+    v: 1,
+    run_id: runId,
+    user_id: userId,
+    call_index: callIndex,
+    attempt: 1,
+    role: 'writer',
+    provider,
+    model: 'm',
+    usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, usage_source: 'provider' },
+  });
+}
+
 const failedBeforeOutput = (runId: string): SseFrame[] => [
   frame('run_started', runId, { session_id: 's', project_id: 'p', generation_mode: 'fast' }),
   frame('agent_start', runId, { agent: 'writer', step: 0 }),
@@ -145,17 +160,7 @@ describe('billing.settle against JetStream and Postgres', () => {
       [0, 'primary'],
       [1, 'backup'],
     ] as const) {
-      await publishEnvelope(bus, bus.names.usage(runId), UsageEnvelope, {
-        v: 1,
-        run_id: runId,
-        user_id: userId,
-        call_index: callIndex,
-        attempt: 1,
-        role: 'writer',
-        provider,
-        model: 'm',
-        usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, usage_source: 'provider' },
-      });
+      await publishUsage(runId, userId, callIndex, provider);
     }
     const reply = await settle({
       v: 1,
@@ -199,17 +204,7 @@ describe('billing.settle against JetStream and Postgres', () => {
       frame('message_end', runId, { agent: 'writer', stop_reason: 'stop' }),
       frame('workflow_complete', runId, {}),
     ]);
-    await publishEnvelope(bus, bus.names.usage(runId), UsageEnvelope, {
-      v: 1,
-      run_id: runId,
-      user_id: userId,
-      call_index: 0,
-      attempt: 1,
-      role: 'writer',
-      provider: 'primary',
-      model: 'm',
-      usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, usage_source: 'provider' },
-    });
+    await publishUsage(runId, userId, 0, 'primary');
     const reads = recordStoredReads(bus);
     let reply: Awaited<ReturnType<typeof settle>>;
     try {
