@@ -98,6 +98,7 @@ export function registerRunStreamRoutes(
     // A stream from the run's beginning reads from its first frame, not the stream's first message
     // (docs/decisions/0076); its stored frames are a replay, as a resume's are.
     const readAfter = afterSeq > 0 ? afterSeq : await runStartSeq(bus, runId, run.createdAt);
+    const unfinished = run.phase === 'running' || run.phase === 'idle';
     reply.hijack();
     await relayRunEvents(
       bus,
@@ -114,12 +115,10 @@ export function registerRunStreamRoutes(
         },
         feeds: dependencies.runFeeds,
         language: requestLanguage(request),
-        ...(run.phase === 'running' || run.phase === 'idle'
-          ? {
-              fallbackAt: Date.parse(run.createdAt) + wallClockMs + fallbackGraceMs,
-              runStart: { launchedAt: run.createdAt },
-            }
-          : {}),
+        // Only a run not ended yet gets the gateway's last resort. Named keys, not a spread:
+        // the type check then refuses one the relay does not have.
+        fallbackAt: unfinished ? Date.parse(run.createdAt) + wallClockMs + fallbackGraceMs : undefined,
+        runStart: unfinished ? { launchedAt: run.createdAt } : undefined,
       },
       request.log,
     );
