@@ -46,8 +46,9 @@ export async function openStepLog(
      */
     storedBefore?: Promise<boolean>;
     /**
-     * For a read at open: the sequence the run's records come after (before its `run_started`,
-     * `runStartSeq`), so a takeover does not read from the stream's first message. Default 0.
+     * For a read at open: the sequence the run's records come after (just before its
+     * `run_started`, run-begin.ts), so a takeover does not read from the stream's first message.
+     * Default 0.
      */
     startAfter?: () => Promise<number>;
   } = {},
