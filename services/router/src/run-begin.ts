@@ -9,19 +9,34 @@ import type { RunStartEnvelope } from '@quill/contracts';
  * The look-up starts as soon as the router takes the run, alongside the take's own reads. The
  * launch stores `run_started` before it queues the run, and nothing else publishes to the run's
  * frames before this router does, so on a first take it is the run's newest frame: one direct get
- * from the stream's end. A run taken over has newer frames, and is found from its launch time
- * instead (`runStartSeq`: a consumer made by time, and one get), once and only when asked.
- * Undefined when neither finds it; the readers then read from the launch time themselves.
+ * from the stream's end.
  */
-export function findRunBegin(bus: Bus, start: RunStartEnvelope): () => Promise<number | undefined> {
+export interface RunBegin {
+  /**
+   * For a takeover's step log: the get's answer, or, for a run whose newest frame is a later one,
+   * a search from its launch time (`runStartSeq`: a consumer made by time, and one get), made once.
+   */
+  find(): Promise<number | undefined>;
+  /**
+   * For the run's end: what is known without a new search (the get's answer, or the search's once
+   * `find` made it). The end does not search: its terminal frame would wait for the read, and
+   * billing reads from the launch time itself for the same cost. Never rejects.
+   */
+  known(): Promise<number | undefined>;
+}
+
+export function findRunBegin(bus: Bus, start: RunStartEnvelope): RunBegin {
   const newest = runStartedIfNewest(bus, start.run_id).catch(() => undefined);
-  let found: Promise<number | undefined> | undefined;
+  let searched: Promise<number | undefined> | undefined;
   const fromLaunchTime = async () => {
     const before = await runStartSeq(bus, start.run_id, start.created_at);
     return before > 0 ? before + 1 : undefined;
   };
-  return () => {
-    found ??= newest.then((seq) => seq ?? fromLaunchTime());
-    return found;
+  return {
+    find: () => {
+      searched ??= newest.then((seq) => seq ?? fromLaunchTime());
+      return searched;
+    },
+    known: () => (searched ? searched.catch(() => undefined) : newest),
   };
 }

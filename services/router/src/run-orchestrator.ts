@@ -66,7 +66,7 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
         storedBefore: taking.then((taken) => taken.run.kind !== 'applied'),
         // A takeover reads the records from the run's start, not the stream's
         // (docs/decisions/0076, 0077).
-        startAfter: async () => ((await runBegin()) ?? 1) - 1,
+        startAfter: async () => ((await runBegin.find()) ?? 1) - 1,
       }),
     ]);
     const closeOpened = async () => {
@@ -122,7 +122,7 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
     let plan: WorkflowPlan | undefined;
     const finish = async (outcome: FinishOutcome) => {
       const closing = await dependencies.workflow.beforeFinish(start, plan, steps.state, outcome, log);
-      const startedSeq = await runBegin().catch(() => undefined);
+      const startedSeq = await runBegin.known();
       await finishRunWith(dependencies, start, steps.state, outcome, log, { ...closing, startedSeq });
       return ack;
     };

@@ -235,6 +235,21 @@ describe('router run orchestrator', () => {
     ]);
   });
 
+  it('a first take whose get finds no run_started ends without a search by time of its own', async () => {
+    const start = await startedRun(rig);
+    const worker = answerTasks(start.run_id, () => ({ final_text: '写好了。' }));
+    const reads = recordStoredReads(rig.bus);
+    try {
+      expect(await handler()(start, delivery())).toBe(ack);
+    } finally {
+      reads.restore();
+      worker.close();
+    }
+    // The settlement reads from the launch time itself; the only search by time is the archive's.
+    expect(rig.settles.at(-1)).not.toHaveProperty('started_seq');
+    expect(reads.consumers.filter((config) => config.deliver_policy === 'by_start_time')).toHaveLength(1);
+  });
+
   it('a takeover finds where the run begins from its launch time, and reads its step records from there', async () => {
     const taken = await takenRun(rig);
     const started = await publishRunStarted(taken);
