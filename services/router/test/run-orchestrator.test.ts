@@ -140,6 +140,22 @@ function publishRunStarted(start: Awaited<ReturnType<typeof startedRun>>) {
   );
 }
 
+/**
+ * Runs a start to its end with a stand-in writer that completes each task, recording where the
+ * router's reads of stored messages start.
+ */
+async function runRecordingReads(start: Awaited<ReturnType<typeof startedRun>>) {
+  const worker = answerTasks(start.run_id, () => ({ final_text: '写好了。' }));
+  const reads = recordStoredReads(rig.bus);
+  try {
+    expect(await handler()(start, delivery())).toBe(ack);
+  } finally {
+    reads.restore();
+    worker.close();
+  }
+  return { reads, worker };
+}
+
 describe('router run orchestrator', () => {
   it('dispatches the plan’s step by reference and ends the run on its result', async () => {
     const start = await startedRun(rig);
@@ -218,14 +234,8 @@ describe('router run orchestrator', () => {
   it("a first take finds where the run begins from the stream's end, and settles and archives from there", async () => {
     const start = await startedRun(rig);
     const started = await publishRunStarted(start);
-    const worker = answerTasks(start.run_id, () => ({ final_text: '写好了。' }));
-    const reads = recordStoredReads(rig.bus);
-    try {
-      expect(await handler()(start, delivery())).toBe(ack);
-    } finally {
-      reads.restore();
-      worker.close();
-    }
+    const { reads, worker } = await runRecordingReads(start);
+    expect(worker.tasks).toHaveLength(1);
     expect(rig.settles.at(-1)).toMatchObject({ run_id: start.run_id, started_seq: started.seq });
     // One get from the stream's end found it; nothing was searched by time, and the archive's
     // read (the stand-in billing hands back no record) began there.
@@ -237,14 +247,8 @@ describe('router run orchestrator', () => {
 
   it('a first take whose get finds no run_started ends without a search by time of its own', async () => {
     const start = await startedRun(rig);
-    const worker = answerTasks(start.run_id, () => ({ final_text: '写好了。' }));
-    const reads = recordStoredReads(rig.bus);
-    try {
-      expect(await handler()(start, delivery())).toBe(ack);
-    } finally {
-      reads.restore();
-      worker.close();
-    }
+    const { reads, worker } = await runRecordingReads(start);
+    expect(worker.tasks).toHaveLength(1);
     // The settlement reads from the launch time itself; the only search by time is the archive's.
     expect(rig.settles.at(-1)).not.toHaveProperty('started_seq');
     expect(reads.consumers.filter((config) => config.deliver_policy === 'by_start_time')).toHaveLength(1);
@@ -255,14 +259,7 @@ describe('router run orchestrator', () => {
     const started = await publishRunStarted(taken);
     // The run's frames went on after run_started (the router that died published them).
     await publishFrame(rig.bus, frame('agent_start', taken.run_id, { agent: 'writer', step: 0 }));
-    const worker = answerTasks(taken.run_id, () => ({ final_text: '写好了。' }));
-    const reads = recordStoredReads(rig.bus);
-    try {
-      expect(await handler()(taken, delivery())).toBe(ack);
-    } finally {
-      reads.restore();
-      worker.close();
-    }
+    const { reads, worker } = await runRecordingReads(taken);
     // One search by time, at the take: the step log and the settlement both start at run_started.
     expect(reads.consumers.filter((config) => config.deliver_policy === 'by_start_time')).toHaveLength(1);
     const stepReads = reads.gets.filter((get) => get.next_by_subj === rig.bus.names.steps(taken.run_id));
