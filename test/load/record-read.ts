@@ -23,48 +23,32 @@
  *
  *   node test/load/record-read.ts [--frames 2000000] [--recent 100000] [--runs-before 5000] [--runs 21] [--rounds 2] [--cold-ms 30000]
  */
-import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { type Bus, connectBus, ensureStreams, RUN_RECORD_CLOCK_MARGIN_MS, readStoredRun } from '@quill/bus';
-import { loadConfig } from '@quill/config';
+import { RUN_RECORD_CLOCK_MARGIN_MS, readStoredRun } from '@quill/bus';
 import {
+  BUSY_STREAM_OPTIONS,
+  busyStreamSettings,
   FIGURE_HEADINGS,
   figureCells,
+  openBusyStream,
   prefillFrames,
   type ReadFigures,
   storeRun,
   type TargetRun,
   timeRound,
 } from './support/busy-events.ts';
-import { startPrivateNats } from './support/private-nats.ts';
 import { loadAverage, rssKb } from './support/proc.ts';
 import { rounded, sleep, table } from './support/stats.ts';
 
 const { values } = parseArgs({
-  options: {
-    frames: { type: 'string', default: '2000000' },
-    recent: { type: 'string', default: '100000' },
-    'runs-before': { type: 'string', default: '5000' },
-    runs: { type: 'string', default: '21' },
-    rounds: { type: 'string', default: '2' },
-    'cold-ms': { type: 'string', default: '30000' },
-  },
+  options: { ...BUSY_STREAM_OPTIONS, recent: { type: 'string', default: '100000' } },
 });
-const frames = Number(values.frames);
+const { frames, runIds, runs, rounds, coldMs } = busyStreamSettings(values);
 const recent = Number(values.recent);
-const runsBefore = Number(values['runs-before']);
-const runs = Number(values.runs);
-const rounds = Number(values.rounds);
-const coldMs = Number(values['cold-ms']);
+const runsBefore = runIds.length;
 
-// The other runs the stream's older frames belong to.
-const runIds = Array.from({ length: runsBefore }, () => randomUUID());
-
-const nats = await startPrivateNats();
-let bus: Bus | undefined;
+const { nats, bus } = await openBusyStream('rr', 'record-read');
 try {
-  bus = await connectBus({ url: nats.url, namespace: 'rr', name: 'record-read' });
-  await ensureStreams(bus, loadConfig({ env: {}, dotenv: {} }).derived.streams);
   const started = performance.now();
   await prefillFrames(bus, frames, runIds);
   await sleep(RUN_RECORD_CLOCK_MARGIN_MS + 5000);
@@ -76,11 +60,11 @@ try {
   );
 
   const ways = {
-    'from the stream start': (run: TargetRun) => readStoredRun(bus!, run.runId, { usage: true }),
+    'from the stream start': (run: TargetRun) => readStoredRun(bus, run.runId, { usage: true }),
     'from the launch time': (run: TargetRun) =>
-      readStoredRun(bus!, run.runId, { launchedAt: run.launchedAt, usage: true }),
+      readStoredRun(bus, run.runId, { launchedAt: run.launchedAt, usage: true }),
     "from its run_started's sequence": (run: TargetRun) =>
-      readStoredRun(bus!, run.runId, { startedSeq: run.startedSeq, launchedAt: run.launchedAt, usage: true }),
+      readStoredRun(bus, run.runId, { startedSeq: run.startedSeq, launchedAt: run.launchedAt, usage: true }),
   };
   const results = new Map<string, ReadFigures & { rss: number[] }>();
   for (let round = 0; round < rounds; round++) {
@@ -142,6 +126,6 @@ try {
     }),
   );
 } finally {
-  await bus?.connection.close();
+  await bus.connection.close();
   await nats.stop();
 }

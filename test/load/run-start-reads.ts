@@ -19,44 +19,28 @@
  *
  *   node test/load/run-start-reads.ts [--frames 2000000] [--runs-before 5000] [--runs 21] [--rounds 2] [--cold-ms 30000]
  */
-import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { type Bus, connectBus, ensureStreams, nextStored, runStartSeq, runTraceContext } from '@quill/bus';
-import { loadConfig } from '@quill/config';
+import { nextStored, runStartSeq, runTraceContext } from '@quill/bus';
 import {
+  BUSY_STREAM_OPTIONS,
+  busyStreamSettings,
   FIGURE_HEADINGS,
   figureCells,
+  openBusyStream,
   prefillFrames,
   type ReadFigures,
   storeRun,
   type TargetRun,
   timeRound,
 } from './support/busy-events.ts';
-import { startPrivateNats } from './support/private-nats.ts';
 import { loadAverage } from './support/proc.ts';
 import { table } from './support/stats.ts';
 
-const { values } = parseArgs({
-  options: {
-    frames: { type: 'string', default: '2000000' },
-    'runs-before': { type: 'string', default: '5000' },
-    runs: { type: 'string', default: '21' },
-    rounds: { type: 'string', default: '2' },
-    'cold-ms': { type: 'string', default: '30000' },
-  },
-});
-const frames = Number(values.frames);
-const runs = Number(values.runs);
-const rounds = Number(values.rounds);
-const coldMs = Number(values['cold-ms']);
-const runIds = Array.from({ length: Number(values['runs-before']) }, () => randomUUID());
+const { values } = parseArgs({ options: BUSY_STREAM_OPTIONS });
+const { frames, runIds, runs, rounds, coldMs } = busyStreamSettings(values);
 
-const nats = await startPrivateNats();
-let bus: Bus | undefined;
+const { nats, bus: opened } = await openBusyStream('rs', 'run-start-reads');
 try {
-  const opened = await connectBus({ url: nats.url, namespace: 'rs', name: 'run-start-reads' });
-  bus = opened;
-  await ensureStreams(opened, loadConfig({ env: {}, dotenv: {} }).derived.streams);
   const started = performance.now();
   await prefillFrames(opened, frames, runIds);
   const targets: TargetRun[] = [];
@@ -130,7 +114,7 @@ try {
     }),
   );
 } finally {
-  await bus?.connection.close();
+  await opened.connection.close();
   await nats.stop();
 }
 

@@ -12,7 +12,7 @@ import { decodeEnvelope } from './codec.ts';
 import type { Bus } from './connection.ts';
 import { type OrderedItem, readStored } from './ordered.ts';
 import { type PublishOptions, publishEnvelope } from './publish.ts';
-import { lastStored, nextStored } from './raw-reads.ts';
+import { lastStored, nextStored, type RawStoredMessage } from './raw-reads.ts';
 import { addReadConsumer } from './stored-range.ts';
 
 /** Publishes an author-facing frame to `run.<runId>.events`. */
@@ -109,15 +109,8 @@ export async function runStartSeq(bus: Bus, runId: string, launchedAt: string): 
   });
   void bus.jsm.consumers.delete(stream, info.name).catch(() => undefined);
   const first = await nextStored(bus, { stream, subject, afterSeq: info.delivered.stream_seq });
-  if (!first) return 0;
-  try {
-    return decodeEnvelope(EventEnvelope, subject, first.data).frame.type === 'run_started'
-      ? first.seq - 1
-      : 0;
-  } catch {
-    // An unreadable first message: the reader reads the run from the start and decides.
-    return 0;
-  }
+  // Otherwise the reader reads the run from the start and decides.
+  return first && isRunStarted(subject, first) ? first.seq - 1 : 0;
 }
 
 /**
@@ -129,13 +122,15 @@ export async function runStartSeq(bus: Bus, runId: string, launchedAt: string): 
 export async function runStartedIfNewest(bus: Bus, runId: string): Promise<number | undefined> {
   const subject = bus.names.events(runId);
   const newest = await lastStored(bus, { stream: bus.names.streams.events, subject });
-  if (!newest) return undefined;
+  return newest && isRunStarted(subject, newest) ? newest.seq : undefined;
+}
+
+/** Whether a message stored on a run's frames is its `run_started` (an unreadable one is not). */
+function isRunStarted(subject: string, stored: RawStoredMessage): boolean {
   try {
-    return decodeEnvelope(EventEnvelope, subject, newest.data).frame.type === 'run_started'
-      ? newest.seq
-      : undefined;
+    return decodeEnvelope(EventEnvelope, subject, stored.data).frame.type === 'run_started';
   } catch {
-    return undefined;
+    return false;
   }
 }
 

@@ -5,7 +5,7 @@ import { getRun } from '@quill/db';
 import { seedDemo } from '@quill/db/seed';
 import { createTestDatabase, type TestDatabase } from '@quill/db/testing';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestRun } from '../../../test/support/run-rows.ts';
 import { closeTestBus, openTestBus, recordStoredReads } from '../../../test/support/test-bus.ts';
 import { endRunIfUnfinished } from '../src/run-fallback.ts';
@@ -58,32 +58,29 @@ describe('gateway fallback terminal', () => {
   });
 
   it('reads the run from its launch time, and a launch time later than the run still sees its terminal', async () => {
-    const consumersMade = vi.spyOn(bus.jsm.consumers, 'add');
-    try {
-      for (const late of [false, true]) {
-        const runId = randomUUID();
-        const started = frame('run_started', runId, {
-          session_id: randomUUID(),
-          project_id: randomUUID(),
-          generation_mode: 'fast',
-        });
-        await publishFrame(bus, started);
-        await publishFrame(bus, frame('workflow_complete', runId, {}));
-        consumersMade.mockClear();
-        // A clock ten minutes ahead stamped the launch: the read from that time finds nothing.
-        const launchedAt = late ? new Date(Date.now() + 600_000).toISOString() : started.ts;
+    for (const late of [false, true]) {
+      const runId = randomUUID();
+      const started = frame('run_started', runId, {
+        session_id: randomUUID(),
+        project_id: randomUUID(),
+        generation_mode: 'fast',
+      });
+      await publishFrame(bus, started);
+      await publishFrame(bus, frame('workflow_complete', runId, {}));
+      // A clock ten minutes ahead stamped the launch: the read from that time finds nothing.
+      const launchedAt = late ? new Date(Date.now() + 600_000).toISOString() : started.ts;
+      const recorded = recordStoredReads(bus);
+      try {
         await endRunIfUnfinished(bus, runId, logger, REQUEST, { launchedAt });
-        const reads = consumersMade.mock.calls
-          .map(([, config]) => config)
-          .filter((config) => config?.filter_subject === bus.names.events(runId));
-        const frames = await framesOf(runId);
-        expect(frames.map((value) => value.type)).toEqual(['run_started', 'workflow_complete', 'done']);
-        expect(reads[0]?.deliver_policy).toBe('by_start_time');
-        // Read again from the stream's start only when the timed read missed the run's start.
-        expect(reads).toHaveLength(late ? 2 : 1);
+      } finally {
+        recorded.restore();
       }
-    } finally {
-      consumersMade.mockRestore();
+      const reads = recorded.consumers.filter((config) => config.filter_subject === bus.names.events(runId));
+      const frames = await framesOf(runId);
+      expect(frames.map((value) => value.type)).toEqual(['run_started', 'workflow_complete', 'done']);
+      expect(reads[0]?.deliver_policy).toBe('by_start_time');
+      // Read again from the stream's start only when the timed read missed the run's start.
+      expect(reads).toHaveLength(late ? 2 : 1);
     }
   });
 

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { type Bus, publishEnvelope, publishFrame } from '@quill/bus';
+import { type Bus, connectBus, ensureStreams, publishEnvelope, publishFrame } from '@quill/bus';
+import { loadConfig } from '@quill/config';
 import { frame, StepRecordEnvelope, UsageEnvelope } from '@quill/contracts';
+import { type PrivateNats, startPrivateNats } from './private-nats.ts';
 import { cpuMs } from './proc.ts';
 import { distribution, rounded, sleep } from './stats.ts';
 
@@ -8,6 +10,43 @@ import { distribution, rounded, sleep } from './stats.ts';
  * An EVENTS stream as a busy day leaves it, for the benchmarks of reads of one run in it
  * (record-read.ts, run-start-reads.ts): other runs' frames, then runs stored as runs store them.
  */
+
+/** The command-line options both benchmarks take (`parseArgs` options). */
+export const BUSY_STREAM_OPTIONS = {
+  frames: { type: 'string', default: '2000000' },
+  'runs-before': { type: 'string', default: '5000' },
+  runs: { type: 'string', default: '21' },
+  rounds: { type: 'string', default: '2' },
+  'cold-ms': { type: 'string', default: '30000' },
+} as const;
+
+/** Those options' values, read. */
+export function busyStreamSettings(values: Record<keyof typeof BUSY_STREAM_OPTIONS, string>) {
+  return {
+    frames: Number(values.frames),
+    /** The other runs the stream's older frames belong to. */
+    runIds: Array.from({ length: Number(values['runs-before']) }, () => randomUUID()),
+    runs: Number(values.runs),
+    rounds: Number(values.rounds),
+    coldMs: Number(values['cold-ms']),
+  };
+}
+
+/** A nats-server of the benchmark's own, with EVENTS (and the other streams) as the services make them. */
+export async function openBusyStream(
+  namespace: string,
+  name: string,
+): Promise<{ nats: PrivateNats; bus: Bus }> {
+  const nats = await startPrivateNats();
+  try {
+    const bus = await connectBus({ url: nats.url, namespace, name });
+    await ensureStreams(bus, loadConfig({ env: {}, dotenv: {} }).derived.streams);
+    return { nats, bus };
+  } catch (error) {
+    await nats.stop();
+    throw error;
+  }
+}
 
 export interface TargetRun {
   runId: string;
