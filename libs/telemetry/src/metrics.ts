@@ -38,6 +38,8 @@ export interface QuillMetrics {
   billingSettlementFailures: Counter;
   /** Settlements whose read from the run's launch time missed its start and read it again. */
   runRecordRereads: Counter;
+  /** A router's reads of a run's stored step log by sequence, by `trigger` (interval | reconnect). */
+  stepLogCatchUps: Counter;
   /** Tool calls that came back as errors to the model, by tool and error type. */
   toolErrors: Counter;
   /** Stop requests, by reason (user_stopped, client_disconnected, wall_clock_timeout…). */
@@ -93,6 +95,10 @@ export function quillMetrics(): QuillMetrics {
     runRecordRereads: counter(
       'quill.billing.run_record_rereads',
       "settlements that read their run again from the stream's start: clocks apart more than a minute",
+    ),
+    stepLogCatchUps: counter(
+      'quill.router.step_log_catch_ups',
+      'reads of a run step log by sequence, for records core delivery lost, by trigger',
     ),
     toolErrors: counter('quill.tool.errors', 'tool calls answered with an error'),
     stopRequests: counter('quill.run.stop_requests', 'stop requests by reason'),

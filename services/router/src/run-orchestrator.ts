@@ -13,7 +13,7 @@ import { findRunBegin } from './run-begin.ts';
 import { type FinisherDependencies, finishRunWith, publishDone } from './run-finisher.ts';
 import type { RunKeepAlive } from './run-keep-alive.ts';
 import type { RunLeases } from './run-leases.ts';
-import { openStepLog } from './step-log.ts';
+import { createStepLogPace, openStepLog } from './step-log.ts';
 import { nextAction } from './workflow/engine.ts';
 import type { WorkflowPlan } from './workflow/workflow-plan.ts';
 import type { TaskExtras, WorkflowRuntime } from './workflow/workflow-runtime.ts';
@@ -41,6 +41,8 @@ export interface OrchestratorDependencies extends FinisherDependencies {
  */
 export function createRunHandler(dependencies: OrchestratorDependencies) {
   const { bus, pool, redis, keys, settings } = dependencies;
+  // The process's runs share one budget of step-log catch-ups (catch-up-pace.ts).
+  const catchUps = createStepLogPace();
 
   return async function handleRunStart(
     start: RunStartEnvelope,
@@ -63,6 +65,7 @@ export function createRunHandler(dependencies: OrchestratorDependencies) {
       watchStop(bus, redis, keys, start.run_id),
       // Only a run taken before (a takeover) can have step records stored already.
       openStepLog(bus, start.run_id, log, {
+        pace: catchUps,
         storedBefore: taking.then((taken) => taken.run.kind !== 'applied'),
         // A takeover reads the records from the run's start, not the stream's
         // (docs/decisions/0076, 0077).

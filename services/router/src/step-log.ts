@@ -1,6 +1,8 @@
 import { type Bus, decodeEnvelope, InvalidEnvelopeError, readStored, subscribePublished } from '@quill/bus';
 import { RUN_RECORDS_READ_ONE_BY_ONE, StepRecordEnvelope } from '@quill/contracts';
+import { quillMetrics } from '@quill/telemetry';
 import type { Logger } from 'pino';
+import { type CatchUpPace, createCatchUpPace } from './catch-up-pace.ts';
 import { applyStepRecord, emptyRunState, type RunState } from './run-state.ts';
 
 /** Replays what is stored for a run, then follows new step records live. */
@@ -18,10 +20,30 @@ export interface StepLog {
 }
 
 /**
- * How often a waiting router reads the stored log by sequence, for a record core delivery lost
- * (at most once: a reconnect drops what was in flight, and a reconnect reads at once too).
+ * How often a waiting router reads the stored log by sequence while few runs wait in it, for a
+ * record core delivery lost (at most once: a reconnect drops what was in flight, and a reconnect
+ * reads at once too).
  */
-export const STEP_LOG_CATCH_UP_MS = 5_000;
+const STEP_LOG_CATCH_UP_MS = 5_000;
+
+/** However many runs wait in a router, each reads its log at least this often. */
+const STEP_LOG_CATCH_UP_MAX_MS = 60_000;
+
+/**
+ * The catch-ups a router process makes a second, on average, across all the runs it waits on
+ * (catch-up-pace.ts): up to 100 waiting runs each reads every 5 s, at 500 every 25 s, from 1,200
+ * on every 60 s.
+ */
+const STEP_LOG_CATCH_UPS_PER_SECOND = 20;
+
+/** The catch-up budget of one router process, shared by its step logs (catch-up-pace.ts). */
+export function createStepLogPace(floorMs = STEP_LOG_CATCH_UP_MS): CatchUpPace {
+  return createCatchUpPace({
+    floorMs,
+    ceilingMs: Math.max(floorMs, STEP_LOG_CATCH_UP_MAX_MS),
+    perSecond: STEP_LOG_CATCH_UPS_PER_SECOND,
+  });
+}
 
 /**
  * A run's step log, `run.<runId>.steps`, without a consumer on the server
@@ -36,6 +58,9 @@ export async function openStepLog(
   runId: string,
   logger: Logger,
   options: {
+    /** The process's catch-up budget, shared by its logs (`createStepLogPace`); default one of this log's own. */
+    pace?: CatchUpPace;
+    /** The interval of a log's own pace while few wait (tests). */
     catchUpMs?: number;
     /** The live subscription (tests pass one that loses messages). */
     subscribe?: typeof subscribePublished;
@@ -55,7 +80,7 @@ export async function openStepLog(
 ): Promise<StepLog> {
   const subject = bus.names.steps(runId);
   const stream = bus.names.streams.events;
-  const catchUpMs = options.catchUpMs ?? STEP_LOG_CATCH_UP_MS;
+  const pace = options.pace ?? createStepLogPace(options.catchUpMs);
   let state = emptyRunState;
   /**
    * Where a catch-up starts when nothing was read by sequence yet: a takeover's `startAfter`, a
@@ -88,8 +113,12 @@ export async function openStepLog(
     for (const item of stored) fold(item);
     if (stored.length > 0) wake?.();
   };
-  const catchUpLogged = () =>
-    catchUp().catch((error: unknown) => logger.warn({ err: error }, 'step log catch-up failed; tried again'));
+  const catchUpLogged = (trigger: 'interval' | 'reconnect') => {
+    quillMetrics().stepLogCatchUps.add(1, { trigger });
+    return catchUp().catch((error: unknown) =>
+      logger.warn({ err: error }, 'step log catch-up failed; tried again'),
+    );
+  };
 
   // Subscribed before the stored log is read: a record published in between is seen both ways.
   const live = (options.subscribe ?? subscribePublished)(bus, subject, {
@@ -103,7 +132,7 @@ export async function openStepLog(
       }
       wake?.();
     },
-    reconnected: () => void catchUpLogged(),
+    reconnected: () => void catchUpLogged('reconnect'),
   });
   const storedBefore = options.storedBefore ?? Promise.resolve(true);
   // Awaited after the subscription is ready: a failed take must not count as unhandled meanwhile.
@@ -131,27 +160,34 @@ export async function openStepLog(
       floor = floor === 0 ? seq - 1 : Math.min(floor, seq - 1);
     },
     async waitForResult(step, deadline, signal) {
-      while (!state.results.has(step)) {
-        const remaining = deadline - Date.now();
-        if (remaining <= 0 || signal.aborted) return false;
-        let timer: NodeJS.Timeout | undefined;
-        let onAbort: (() => void) | undefined;
-        const woken = new Promise<'folded' | 'catch_up' | 'stop'>((resolve) => {
-          wake = () => resolve('folded');
-          timer = setTimeout(
-            () => resolve(remaining > catchUpMs ? 'catch_up' : 'stop'),
-            Math.min(remaining, catchUpMs),
-          );
-          onAbort = () => resolve('stop');
-          signal.addEventListener('abort', onAbort, { once: true });
-        });
-        const why = await woken;
-        wake = undefined;
-        clearTimeout(timer);
-        if (onAbort) signal.removeEventListener('abort', onAbort);
-        if (why === 'catch_up') await catchUpLogged();
+      if (state.results.has(step)) return true;
+      const stopWaiting = pace.waiting();
+      try {
+        while (!state.results.has(step)) {
+          const remaining = deadline - Date.now();
+          if (remaining <= 0 || signal.aborted) return false;
+          const interval = pace.nextIntervalMs();
+          let timer: NodeJS.Timeout | undefined;
+          let onAbort: (() => void) | undefined;
+          const woken = new Promise<'folded' | 'catch_up' | 'stop'>((resolve) => {
+            wake = () => resolve('folded');
+            timer = setTimeout(
+              () => resolve(remaining > interval ? 'catch_up' : 'stop'),
+              Math.min(remaining, interval),
+            );
+            onAbort = () => resolve('stop');
+            signal.addEventListener('abort', onAbort, { once: true });
+          });
+          const why = await woken;
+          wake = undefined;
+          clearTimeout(timer);
+          if (onAbort) signal.removeEventListener('abort', onAbort);
+          if (why === 'catch_up') await catchUpLogged('interval');
+        }
+        return true;
+      } finally {
+        stopWaiting();
       }
-      return true;
     },
     async close() {
       wake = undefined;

@@ -10,7 +10,7 @@ import {
   recordStoredReads,
   type StoredGet,
 } from '../../../test/support/test-bus.ts';
-import { openStepLog } from '../src/step-log.ts';
+import { createStepLogPace, openStepLog } from '../src/step-log.ts';
 import { result } from './workflow-fixtures.ts';
 
 // The router's step log over a real nats-server: live records by core subscription, stored ones
@@ -115,7 +115,8 @@ describe('the router’s step log', () => {
     // A subscription that loses every message: only the catch-up reads can see the result.
     const deaf: typeof subscribePublished = (deafBus, subject, handlers) =>
       subscribePublished(deafBus, subject, { message: () => undefined, reconnected: handlers.reconnected });
-    const log = await openStepLog(bus, runId, logger, { catchUpMs: 50, subscribe: deaf });
+    const pace = createStepLogPace(50);
+    const log = await openStepLog(bus, runId, logger, { pace, subscribe: deaf });
     try {
       await dispatched(runId, 0);
       const waiting = log.waitForResult(0, soon(), never);
@@ -225,6 +226,34 @@ describe('the router’s step log', () => {
       expect(lines.filter((line) => line.includes('invalid step record skipped'))).toHaveLength(1);
     } finally {
       await log.close();
+    }
+  });
+
+  it('counts in its process’s catch-up budget while it waits, whichever way the wait ends', async () => {
+    const pace = createStepLogPace(50);
+    const [found, stopped, late] = [randomUUID(), randomUUID(), randomUUID()];
+    const logs = await Promise.all(
+      [found, stopped, late].map((runId) => openStepLog(bus, runId, logger, { pace })),
+    );
+    try {
+      const stop = new AbortController();
+      const waits = [
+        logs[0]!.waitForResult(0, soon(), never),
+        logs[1]!.waitForResult(0, soon(), stop.signal),
+        logs[2]!.waitForResult(0, Date.now() + 200, never),
+      ];
+      expect(pace.waitingNow).toBe(3);
+      await finished(found, 0);
+      expect(await waits[0]).toBe(true);
+      stop.abort();
+      expect(await waits[1]).toBe(false);
+      expect(await waits[2]).toBe(false);
+      expect(pace.waitingNow).toBe(0);
+      // A result already folded is no wait at all.
+      expect(await logs[0]!.waitForResult(0, soon(), never)).toBe(true);
+      expect(pace.waitingNow).toBe(0);
+    } finally {
+      await Promise.all(logs.map((log) => log.close()));
     }
   });
 
