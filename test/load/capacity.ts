@@ -32,6 +32,7 @@ import { envFromPairs, serviceCpuMs, startBenchStack } from './support/bench-sta
 import { cpuPerTable, kernelPerTokenTable, levelTable } from './support/capacity-tables.ts';
 import { monotonicMicros, profileTable, readProfiles } from './support/cpu-profile.ts';
 import { createGcRecorder, gcFigures } from './support/gc-trace.ts';
+import { serviceCounter } from './support/launch-counters.ts';
 import {
   createLoopRecorder,
   LOOP_MONITOR_FLAGS,
@@ -113,6 +114,8 @@ const bench = await startBenchStack({
 });
 // Read now: a stopped service leaves `pids()`, and its profile is written only when it stops.
 const servicePids = bench.pids();
+const routerCatchUps = () =>
+  serviceCounter(bench.stack.services, 'router', 'quill_router_step_log_catch_ups_total');
 const figures: Array<Record<string, number | string>> = [];
 const open: OpenRun[] = [];
 const abort = new AbortController();
@@ -174,10 +177,13 @@ try {
     // The machine's Redis (shared with nothing else while the benchmark runs): the per-run
     // renewals of locks and leases show up here.
     const redisBefore = namedProcessesCpuMs('redis-server');
+    // The routers' reads of their runs' step logs for what core delivery lost (docs/decisions/0078).
+    const catchUpsBefore = await routerCatchUps();
     const windowStart = performance.timeOrigin + performance.now();
     const windowFromUs = monotonicMicros();
     await sleep(windowMs);
     const windowEnd = performance.timeOrigin + performance.now();
+    const catchUps = (await routerCatchUps()) - catchUpsBefore;
     profiledWindows.push({ level, fromUs: windowFromUs, toUs: monotonicMicros() });
     gcWindows.push({ level, fromMs: windowStart, toMs: windowEnd });
     const cpu = stopCpu();
@@ -232,6 +238,7 @@ try {
       redis_cpu_cores: redisMs / windowMs,
       client_cpu_cores: (cpu['bench-client'] ?? 0) / windowMs,
       machine_cpu_cores: machineMs / windowMs,
+      router_catch_ups_per_second: (catchUps * 1000) / (windowEnd - windowStart),
       ...Object.fromEntries(Object.entries(services).map(([name, ms]) => [`${name}_cores`, ms / windowMs])),
       // The kernel's part of the same (system time: socket reads and writes, mostly).
       ...Object.fromEntries(
@@ -268,6 +275,9 @@ console.log(kernelPerTokenTable(figures));
 // Where a frame queues: how late each event loop ran a ready callback in the window.
 console.log('Event loops in the window: how late a ready callback ran, and the share of time busy:');
 console.log(loopDelayTable(loopWindows));
+console.log(
+  `Step-log catch-ups the routers made a second in the window: ${figures.map((figure) => `${figure.level} runs ${Number(figure.router_catch_ups_per_second).toFixed(1)}`).join(', ')}`,
+);
 if (profileDir) {
   console.log(
     'Where the writer and the gateway spent their CPU per streamed token, µs (V8 samples, --profile):',

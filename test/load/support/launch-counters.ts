@@ -100,3 +100,17 @@ export async function statementCounts(
   }
   return counts;
 }
+
+/** A counter summed over every process of one service, from their `/metrics` (0 before its first count). */
+export async function serviceCounter(
+  services: ReadonlyArray<{ name: string; opsUrl?: string | undefined }>,
+  name: string,
+  metric: string,
+): Promise<number> {
+  let total = 0;
+  for (const service of services) {
+    if (service.name !== name || !service.opsUrl) continue;
+    total += sumOf(await scrape(service.opsUrl), metric);
+  }
+  return total;
+}
