@@ -8,6 +8,7 @@ import {
 } from '@quill/contracts';
 import { requestStop, watchStop } from '@quill/run-control';
 import type { Logger } from 'pino';
+import type { CatchUpPace } from './catch-up-pace.ts';
 import { readRouting } from './routing/route-run.ts';
 import { findRunBegin } from './run-begin.ts';
 import { type FinisherDependencies, finishRunWith, publishDone } from './run-finisher.ts';
@@ -26,6 +27,8 @@ export interface OrchestratorDependencies extends FinisherDependencies {
   leases: RunLeases;
   /** The delivery's in-progress acks and the session lock and user slot, renewed per process. */
   keepAlive: RunKeepAlive;
+  /** The step logs' budget of catch-ups, one per process (catch-up-pace.ts); default one made here. */
+  catchUps?: CatchUpPace;
   settings: {
     maxIterations: number;
     wallClockMs: number;
@@ -42,7 +45,7 @@ export interface OrchestratorDependencies extends FinisherDependencies {
 export function createRunHandler(dependencies: OrchestratorDependencies) {
   const { bus, pool, redis, keys, settings } = dependencies;
   // The process's runs share one budget of step-log catch-ups (catch-up-pace.ts).
-  const catchUps = createStepLogPace();
+  const catchUps = dependencies.catchUps ?? createStepLogPace();
 
   return async function handleRunStart(
     start: RunStartEnvelope,

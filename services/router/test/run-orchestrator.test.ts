@@ -17,12 +17,14 @@ import {
 import { getRun } from '@quill/db';
 import { finishRun } from '@quill/db/router';
 import { requestStop } from '@quill/run-control';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { recordStoredReads } from '../../../test/support/test-bus.ts';
+import type { CatchUpPace } from '../src/catch-up-pace.ts';
 import { createPhaseWriter } from '../src/phases/phase-writer.ts';
 import { createRunKeepAlive, type RunKeepAlive } from '../src/run-keep-alive.ts';
 import { createRunLeases, type RunLeases } from '../src/run-leases.ts';
 import { createRunHandler } from '../src/run-orchestrator.ts';
+import { createStepLogPace } from '../src/step-log.ts';
 import type { WorkflowRuntime } from '../src/workflow/workflow-runtime.ts';
 import { framesOf, openRunRig, type RunRig, settled, startedRun, takenRun } from './run-rig.ts';
 import { planOf, result } from './workflow-fixtures.ts';
@@ -79,8 +81,9 @@ const workflow: WorkflowRuntime = {
   beforeFinish: async () => ({}),
 };
 
-const handler = (port: WorkflowRuntime = workflow) =>
+const handler = (port: WorkflowRuntime = workflow, catchUps?: CatchUpPace) =>
   createRunHandler({
+    ...(catchUps ? { catchUps } : {}),
     bus: rig.bus,
     pool: rig.database.pool,
     redis: rig.redis,
@@ -266,6 +269,41 @@ describe('router run orchestrator', () => {
     expect(stepReads[0]?.seq).toBe(started.seq);
     expect(rig.settles.at(-1)).toMatchObject({ run_id: taken.run_id, started_seq: started.seq });
     expect(worker.tasks).toHaveLength(1);
+  });
+
+  it('the runs one handler holds wait for their steps on one budget of catch-ups', async () => {
+    const pace = createStepLogPace();
+    const starts = [await startedRun(rig), await startedRun(rig)];
+    // A stand-in writer that keeps both tasks unanswered until the test answers them.
+    const tasks: TaskEnvelope[] = [];
+    const subscriptions = starts.map((start) =>
+      rig.bus.connection.subscribe(rig.bus.names.task('writer', start.run_id), {
+        callback: (_error, message) =>
+          void tasks.push(decodeEnvelope(TaskEnvelope, message.subject, message.data)),
+      }),
+    );
+    try {
+      const run = handler(workflow, pace);
+      const ending = starts.map((start) => run(start, delivery()));
+      await vi.waitFor(
+        () => {
+          expect(pace.waitingNow).toBe(2);
+          expect(tasks).toHaveLength(2);
+        },
+        { timeout: 30_000, interval: 20 },
+      );
+      for (const task of tasks)
+        await publishEnvelope(rig.bus, rig.bus.names.steps(task.run_id), StepRecordEnvelope, {
+          v: 1,
+          kind: 'result',
+          run_id: task.run_id,
+          result: result(task.step, 'writer', { final_text: '写好了。' }),
+        });
+      expect(await Promise.all(ending)).toEqual([ack, ack]);
+      expect(pace.waitingNow).toBe(0);
+    } finally {
+      for (const subscription of subscriptions) subscription.unsubscribe();
+    }
   });
 
   it('a start for a run that does not exist is terminated', async () => {
