@@ -168,6 +168,10 @@ try {
       await sleep(100);
     }
     await sleep(1000);
+    // The routers' reads of their runs' step logs for what core delivery lost (docs/decisions/0078),
+    // counted from their /metrics outside the CPU meters: a scrape costs a router CPU of its own.
+    const catchUpsBefore = await routerCatchUps();
+    const catchUpsFrom = performance.now();
     // Before the CPU meters start: the services' answers take a turn or two.
     await loopRecorder.open(bench.pids());
     const load = loadAverage();
@@ -177,13 +181,10 @@ try {
     // The machine's Redis (shared with nothing else while the benchmark runs): the per-run
     // renewals of locks and leases show up here.
     const redisBefore = namedProcessesCpuMs('redis-server');
-    // The routers' reads of their runs' step logs for what core delivery lost (docs/decisions/0078).
-    const catchUpsBefore = await routerCatchUps();
     const windowStart = performance.timeOrigin + performance.now();
     const windowFromUs = monotonicMicros();
     await sleep(windowMs);
     const windowEnd = performance.timeOrigin + performance.now();
-    const catchUps = (await routerCatchUps()) - catchUpsBefore;
     profiledWindows.push({ level, fromUs: windowFromUs, toUs: monotonicMicros() });
     gcWindows.push({ level, fromMs: windowStart, toMs: windowEnd });
     const cpu = stopCpu();
@@ -191,6 +192,8 @@ try {
     const machineMs = stopMachine();
     const redisMs = namedProcessesCpuMs('redis-server') - redisBefore;
     loopWindows.push({ level, loops: await loopRecorder.close() });
+    const catchUpsPerSecond =
+      (((await routerCatchUps()) - catchUpsBefore) * 1000) / (performance.now() - catchUpsFrom);
     // A run that ended before the abort is a failure at this level.
     const ended = open.filter((run) => run.ended).map((run) => run.live!);
     const live = open.flatMap((run) => (run.live ? [run.live] : []));
@@ -238,7 +241,7 @@ try {
       redis_cpu_cores: redisMs / windowMs,
       client_cpu_cores: (cpu['bench-client'] ?? 0) / windowMs,
       machine_cpu_cores: machineMs / windowMs,
-      router_catch_ups_per_second: (catchUps * 1000) / (windowEnd - windowStart),
+      router_catch_ups_per_second: catchUpsPerSecond,
       ...Object.fromEntries(Object.entries(services).map(([name, ms]) => [`${name}_cores`, ms / windowMs])),
       // The kernel's part of the same (system time: socket reads and writes, mostly).
       ...Object.fromEntries(

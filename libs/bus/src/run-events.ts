@@ -161,20 +161,19 @@ async function readSubjects(
 ): Promise<SubjectReads> {
   const stream = bus.names.streams.events;
   const { since } = start;
+  const fromSeq = start.afterSeq ?? 0;
   // Where the settled subjects are read after: a known sequence at once; from a time, just before
   // the first frame the timed read found (a step record or usage report is never stored before
   // the run's first frame); or the start.
   let startAt: (afterSeq: number | undefined) => void = () => undefined;
   const afterSeq = since
     ? new Promise<number | undefined>((resolve) => (startAt = resolve))
-    : Promise.resolve(start.afterSeq ?? 0);
+    : Promise.resolve(fromSeq);
   const events = readStored(bus, {
     stream,
     subject: bus.names.events(runId),
     schema: EventEnvelope,
-    ...(since
-      ? { since, onStart: (firstSeq: number) => startAt(firstSeq - 1) }
-      : { afterSeq: start.afterSeq ?? 0 }),
+    ...(since ? { since, onStart: (firstSeq: number) => startAt(firstSeq - 1) } : { afterSeq: fromSeq }),
   });
   // A read that ended without naming where it began leaves the others at the stream's start;
   // one that failed leaves them unread (the record fails with it).
