@@ -11,9 +11,18 @@ export class PublishAckError extends Error {
   }
 }
 
+/** Told once how a publish ended: the ack, or why there is none. */
+export type AckCallback = (error: Error | undefined, ack: PubAck | undefined) => void;
+
 export interface AckedPublisher {
   /** Without headers the message goes as a plain `PUB` (no header block at all). */
   publish(subject: string, data: Uint8Array, headers?: MsgHdrs): Promise<PubAck>;
+  /**
+   * `publish` without a promise of its own: for the batched frames, which already carry one
+   * each (a streamed token's publish is a chain of promises otherwise, docs/decisions/0079).
+   * A message refused before it left (a closed connection) is told at once.
+   */
+  send(subject: string, data: Uint8Array, headers: MsgHdrs | undefined, done: AckCallback): void;
   readonly pending: number;
 }
 
@@ -22,8 +31,7 @@ interface Waiting {
   data: Uint8Array;
   headers: MsgHdrs | undefined;
   sentAt: number;
-  resolve(ack: PubAck): void;
-  reject(error: Error): void;
+  done: AckCallback;
 }
 
 const decoder = new TextDecoder();
@@ -63,7 +71,7 @@ export function createAckedPublisher(
       for (const [id, entry] of waiting) {
         if (entry.sentAt > overdue) break;
         waiting.delete(id);
-        entry.reject(new PublishAckError(entry.subject, 'timeout'));
+        entry.done(new PublishAckError(entry.subject, 'timeout'), undefined);
       }
     },
     Math.max(100, Math.floor(options.timeoutMs / 4)),
@@ -87,23 +95,27 @@ export function createAckedPublisher(
   void connection.closed().then(() => {
     clearInterval(sweep);
     for (const entry of waiting.values())
-      entry.reject(new PublishAckError(entry.subject, 'connection closed'));
+      entry.done(new PublishAckError(entry.subject, 'connection closed'), undefined);
     waiting.clear();
   });
 
+  const send = (subject: string, data: Uint8Array, headers: MsgHdrs | undefined, done: AckCallback) => {
+    const id = counter++;
+    waiting.set(id, { subject, data, headers, sentAt: performance.now(), done });
+    try {
+      connection.publish(subject, data, { reply: `${prefix}.${id}`, headers });
+    } catch (error) {
+      waiting.delete(id);
+      done(error as Error, undefined);
+    }
+  };
   return {
     publish(subject, data, headers) {
-      const id = counter++;
       return new Promise<PubAck>((resolve, reject) => {
-        waiting.set(id, { subject, data, headers, sentAt: performance.now(), resolve, reject });
-        try {
-          connection.publish(subject, data, { reply: `${prefix}.${id}`, headers });
-        } catch (error) {
-          waiting.delete(id);
-          reject(error);
-        }
+        send(subject, data, headers, (error, ack) => (error ? reject(error) : resolve(ack!)));
       });
     },
+    send,
     get pending() {
       return waiting.size;
     },
@@ -114,8 +126,9 @@ function settle(entry: Waiting, message: Msg): void {
   // No stream listens on the subject: the server answers with a 503 status and no body.
   if (message.data.length === 0) {
     const status = message.headers?.code ?? 0;
-    entry.reject(
+    entry.done(
       new PublishAckError(entry.subject, status === 503 ? 'no stream for this subject' : `status ${status}`),
+      undefined,
     );
     return;
   }
@@ -129,14 +142,14 @@ function settle(entry: Waiting, message: Msg): void {
   try {
     ack = JSON.parse(decoder.decode(message.data));
   } catch {
-    entry.reject(new PublishAckError(entry.subject, 'unreadable ack'));
+    entry.done(new PublishAckError(entry.subject, 'unreadable ack'), undefined);
     return;
   }
   if (ack.error || typeof ack.stream !== 'string' || typeof ack.seq !== 'number') {
-    entry.reject(new PublishAckError(entry.subject, ack.error?.description ?? 'invalid ack'));
+    entry.done(new PublishAckError(entry.subject, ack.error?.description ?? 'invalid ack'), undefined);
     return;
   }
-  entry.resolve({
+  entry.done(undefined, {
     stream: ack.stream,
     seq: ack.seq,
     duplicate: ack.duplicate === true,

@@ -14,6 +14,11 @@ export interface RetryOptions {
   attempts?: number;
   /** No new attempt starts later than this many ms after the first. */
   deadlineMs?: number;
+  /**
+   * When the first attempt started (`Date.now()`), if before this call: a publish whose first
+   * attempt was sent without the loop enters it only once that attempt failed.
+   */
+  startedAt?: number | undefined;
   /** Errors that are worth another attempt; anything else is thrown at once. */
   retryable?: (error: unknown) => boolean;
   signal?: AbortSignal | undefined;
@@ -39,7 +44,7 @@ export async function retryWithBackoff<T>(
   const initial = options.initialDelayMs ?? 200;
   const max = options.maxDelayMs ?? 5000;
   const attempts = options.attempts ?? Number.POSITIVE_INFINITY;
-  const startedAt = Date.now();
+  const startedAt = options.startedAt ?? Date.now();
   for (let attempt = 1; ; attempt++) {
     try {
       return await operation(attempt);

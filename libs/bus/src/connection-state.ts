@@ -1,9 +1,19 @@
-import type { NatsConnection } from '@nats-io/transport-node';
+import type { PubAck } from '@nats-io/jetstream';
+import type { MsgHdrs, NatsConnection } from '@nats-io/transport-node';
 import { type AckedPublisher, createAckedPublisher } from './acked-publisher.ts';
+
+/** A quiet publish waiting for its batch, and who is told its ack. */
+export interface QueuedPublish {
+  subject: string;
+  data: Uint8Array;
+  headers: MsgHdrs;
+  resolve(ack: PubAck): void;
+  reject(error: unknown): void;
+}
 
 /** Quiet publishes waiting for the next batch of one connection (publish.ts `inNextBatch`). */
 export interface PublishBatches {
-  queue: Array<() => Promise<unknown>>;
+  queue: QueuedPublish[];
   /** Batches sent whose acks have not all come back. */
   inFlight: number;
   scheduled: boolean;

@@ -6,7 +6,6 @@ import { PublishAckError } from './acked-publisher.ts';
 import { isTransientNatsError, type RetryLogger, retryWithBackoff } from './backoff.ts';
 import { encodeJson } from './codec.ts';
 import type { Bus } from './connection.ts';
-import type { PublishBatches } from './connection-state.ts';
 import { SpanKind, tracedHeaders, traceHeaderEntries, withSpan } from './tracing.ts';
 
 export interface PublishOptions {
@@ -32,24 +31,37 @@ export interface PublishOptions {
  * caller's, or one made here), so one whose ack was lost with a restarting broker is sent again
  * until `bus.publishRetry.deadlineMs` and stored once (README "Fault tolerance").
  */
-export async function publishEnvelope<S extends z.ZodType>(
+export function publishEnvelope<S extends z.ZodType>(
   bus: Bus,
   subject: string,
   schema: S,
   body: z.input<S>,
   options: PublishOptions = {},
 ): Promise<PubAck> {
-  const data = encodeJson(schema.parse(body));
-  const msgId = options.msgId ?? randomUUID();
-  if (options.quiet) {
+  if (!options.quiet) return publishTraced(bus, subject, schema, body, options.msgId);
+  // A quiet publish is one promise, the one returned (docs/decisions/0079): not an async
+  // function's, whose result would wrap this one. What the checks throw is its rejection.
+  let data: Uint8Array;
+  let headers: MsgHdrs;
+  try {
+    data = encodeJson(schema.parse(body));
     // The caller's trace context is read now: the deferred send runs in another one.
-    const headers = quietHeaders(msgId, options.untraced !== true);
-    const publisher = bus.state.ackedPublisher();
-    // Frames are many: their retries are not logged one by one.
-    return inNextBatch(bus, () =>
-      retryLostPublish(bus, subject, undefined, () => publisher.publish(subject, data, headers)),
-    );
+    headers = quietHeaders(options.msgId ?? randomUUID(), options.untraced !== true);
+  } catch (error) {
+    return Promise.reject(error);
   }
+  return inNextBatch(bus, subject, data, headers);
+}
+
+async function publishTraced<S extends z.ZodType>(
+  bus: Bus,
+  subject: string,
+  schema: S,
+  body: z.input<S>,
+  callerMsgId: string | undefined,
+): Promise<PubAck> {
+  const data = encodeJson(schema.parse(body));
+  const msgId = callerMsgId ?? randomUUID();
   return withSpan(
     `publish ${subjectFamily(subject)}`,
     {
@@ -109,6 +121,7 @@ function retryLostPublish(
   subject: string,
   logger: RetryLogger | undefined,
   send: () => Promise<PubAck>,
+  startedAt?: number,
 ): Promise<PubAck> {
   return retryWithBackoff(send, {
     // Only logged: quiet publishes (one per frame) log nothing, so their subject is not rewritten.
@@ -117,6 +130,7 @@ function retryLostPublish(
     initialDelayMs: 100,
     maxDelayMs: 1000,
     deadlineMs: bus.publishRetry.deadlineMs,
+    startedAt,
     retryable: (error) => !bus.connection.isClosed() && isLostPublish(error),
   });
 }
@@ -141,22 +155,30 @@ const MAX_HOLD_MS = 2;
  * flight, frames collect until its acks are back (at most MAX_HOLD_MS), so under load many frames
  * share one write and one read, and the busier it gets the bigger the batches.
  */
-function inNextBatch<T>(bus: Bus, send: () => Promise<T>): Promise<T> {
+function inNextBatch(bus: Bus, subject: string, data: Uint8Array, headers: MsgHdrs): Promise<PubAck> {
   const state = bus.state.batches;
-  return new Promise<T>((resolve, reject) => {
-    state.queue.push(() => send().then(resolve, reject));
+  return new Promise<PubAck>((resolve, reject) => {
+    state.queue.push({ subject, data, headers, resolve, reject });
     if (state.scheduled || state.timer) return;
-    if (state.inFlight === 0) sendSoon(state);
-    else state.timer = setTimeout(() => sendBatch(state), MAX_HOLD_MS);
+    if (state.inFlight === 0) sendSoon(bus);
+    else state.timer = setTimeout(() => sendBatch(bus), MAX_HOLD_MS);
   });
 }
 
-function sendSoon(state: PublishBatches): void {
-  state.scheduled = true;
-  setImmediate(() => sendBatch(state));
+function sendSoon(bus: Bus): void {
+  bus.state.batches.scheduled = true;
+  setImmediate(() => sendBatch(bus));
 }
 
-function sendBatch(state: PublishBatches): void {
+/**
+ * Sends the queued publishes. Each is told its ack through the publisher's callback, and the batch
+ * counts its answers down: a promise per publish, the retry loop's on every first attempt and an
+ * `allSettled` over the batch were several promises per streamed token (docs/decisions/0079). A
+ * publish whose ack was lost enters the retry loop then, its deadline counted from this send;
+ * the batch is answered once that loop ends, as before.
+ */
+function sendBatch(bus: Bus): void {
+  const state = bus.state.batches;
   state.scheduled = false;
   clearTimeout(state.timer);
   state.timer = undefined;
@@ -164,10 +186,34 @@ function sendBatch(state: PublishBatches): void {
   if (batch.length === 0) return;
   state.queue = [];
   state.inFlight++;
-  void Promise.allSettled(batch.map((run) => run())).then(() => {
+  let open = batch.length;
+  const answered = () => {
+    if (--open > 0) return;
     state.inFlight--;
-    if (state.queue.length > 0 && state.inFlight === 0 && !state.scheduled) sendSoon(state);
-  });
+    if (state.queue.length > 0 && state.inFlight === 0 && !state.scheduled) sendSoon(bus);
+  };
+  const publisher = bus.state.ackedPublisher();
+  const startedAt = Date.now();
+  for (const entry of batch) {
+    const { subject, data, headers } = entry;
+    publisher.send(subject, data, headers, (error, ack) => {
+      if (!error) {
+        entry.resolve(ack!);
+        answered();
+        return;
+      }
+      // Frames are many: their retries are not logged one by one.
+      let first = true;
+      const again = () => {
+        if (!first) return publisher.publish(subject, data, headers);
+        first = false;
+        return Promise.reject(error);
+      };
+      retryLostPublish(bus, subject, undefined, again, startedAt)
+        .then(entry.resolve, entry.reject)
+        .finally(answered);
+    });
+  }
 }
 
 /** Core NATS publish (not persisted): the stop broadcast. */

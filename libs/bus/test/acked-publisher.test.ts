@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { EventEnvelope, frame } from '@quill/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeTestBus, openTestBus } from '../../../test/support/test-bus.ts';
-import { uniqueName } from '../../../test/support/urls.ts';
+import { testUrls, uniqueName } from '../../../test/support/urls.ts';
 import { createAckedPublisher, PublishAckError } from '../src/acked-publisher.ts';
 import { encodeJson } from '../src/codec.ts';
-import { type Bus, countStored, publishEnvelope, readStored } from '../src/index.ts';
+import { type Bus, connectBus, countStored, publishEnvelope, readStored } from '../src/index.ts';
 import { tracedHeaders } from '../src/tracing.ts';
 
 let bus: Bus;
@@ -74,5 +74,55 @@ describe('quiet publishes (one ack inbox per connection)', () => {
     expect(publisher.pending).toBe(0);
     silent.unsubscribe();
     expect(await countStored(bus, bus.names.streams.events, subject)).toBe(0);
+  });
+
+  it('a quiet publish the envelope check refuses rejects, and sends nothing', async () => {
+    const runId = randomUUID();
+    const subject = bus.names.events(runId);
+    const bad = { v: 1, frame: { type: 'text', run_id: runId } } as never;
+    const published = publishEnvelope(bus, subject, EventEnvelope, bad, { quiet: true });
+    await expect(published).rejects.toThrow();
+    expect(await countStored(bus, bus.names.streams.events, subject)).toBe(0);
+  });
+
+  it('sends a quiet publish whose ack was lost again until its deadline, then fails it and frees the batch', async () => {
+    const short = await connectBus({
+      url: testUrls.nats,
+      namespace: bus.names.namespace,
+      name: 'short-retry',
+      publishRetry: { ackTimeoutMs: 150, deadlineMs: 600 },
+    });
+    try {
+      const subject = `${uniqueName('silent')}.events`;
+      let attempts = 0;
+      const silent = short.connection.subscribe(subject, {
+        callback: () => {
+          attempts++;
+        },
+      });
+      await short.connection.flush();
+      const lost = publishEnvelope(short, subject, EventEnvelope, envelope(randomUUID(), 'lost'), {
+        quiet: true,
+      });
+      await expect(lost).rejects.toThrow(/timeout/);
+      // The first send and at least one more: the loop took over from the first lost ack.
+      expect(attempts).toBeGreaterThanOrEqual(2);
+      silent.unsubscribe();
+      expect(short.state.batches.inFlight).toBe(0);
+      // The next quiet publish goes out and is stored as ever.
+      const runId = randomUUID();
+      const ack = await publishEnvelope(
+        short,
+        short.names.events(runId),
+        EventEnvelope,
+        envelope(runId, 'ok'),
+        {
+          quiet: true,
+        },
+      );
+      expect(ack.stream).toBe(short.names.streams.events);
+    } finally {
+      await short.close();
+    }
   });
 });

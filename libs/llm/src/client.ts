@@ -1,6 +1,7 @@
 import type { ChatMessage, TokenUsage } from '@quill/contracts';
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import { readBody } from './body-reads.ts';
 import { toLlmCallError } from './call-errors.ts';
 import { LlmCallError } from './errors.ts';
 import { createModelTransport, type ModelTransport } from './model-transport.ts';
@@ -160,10 +161,10 @@ async function* streamChat(
       // Empty keep-alive and role chunks do not count: the first-token deadline runs from the request.
       arm(timeouts.firstTokenMs - (performance.now() - startedAt), 'first token');
       const reader = createChunkReader(response.headers);
-      const body = stream[Symbol.asyncIterator]();
+      const body = readBody(stream);
       bodyOpen = true;
       for (;;) {
-        let read: IteratorResult<Uint8Array>;
+        let read: IteratorResult<Uint8Array, undefined>;
         try {
           read = await body.next();
         } catch (error) {
@@ -184,7 +185,7 @@ async function* streamChat(
         if (reader.failure) throw reader.failure;
         if (read.done) break;
         if (reader.done) {
-          await body.return?.();
+          body.close();
           break;
         }
       }
