@@ -32,7 +32,7 @@ import { envFromPairs, serviceCpuMs, startBenchStack } from './support/bench-sta
 import { cpuPerTable, kernelPerTokenTable, levelTable } from './support/capacity-tables.ts';
 import { monotonicMicros, profileTable, readProfiles } from './support/cpu-profile.ts';
 import { createGcRecorder, gcFigures } from './support/gc-trace.ts';
-import { serviceCounter } from './support/launch-counters.ts';
+import { countersByService } from './support/launch-counters.ts';
 import {
   createLoopRecorder,
   LOOP_MONITOR_FLAGS,
@@ -114,8 +114,9 @@ const bench = await startBenchStack({
 });
 // Read now: a stopped service leaves `pids()`, and its profile is written only when it stops.
 const servicePids = bench.pids();
-const routerCatchUps = () =>
-  serviceCounter(bench.stack.services, 'router', 'quill_router_step_log_catch_ups_total');
+const routerCatchUps = async () =>
+  (await countersByService(bench.stack.services, 'quill_router_step_log_catch_ups_total', 'router')).router ??
+  0;
 const figures: Array<Record<string, number | string>> = [];
 const open: OpenRun[] = [];
 const abort = new AbortController();

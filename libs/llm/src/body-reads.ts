@@ -39,8 +39,8 @@ interface Waiting {
 function flowingReads(stream: Readable): BodyReads {
   const queue: Uint8Array[] = [];
   let ended = false;
-  let failed = false;
-  let failure: unknown;
+  /** The body's error, once it failed (`finished` reports an Error, never undefined). */
+  let failure: Error | undefined;
   let waiting: Waiting | undefined;
   const answer = () => {
     const caller = waiting;
@@ -48,7 +48,7 @@ function flowingReads(stream: Readable): BodyReads {
     if (queue.length > 0) {
       waiting = undefined;
       caller.resolve({ done: false, value: queue.shift()! });
-    } else if (failed) {
+    } else if (failure) {
       waiting = undefined;
       caller.reject(failure);
     } else if (ended) {
@@ -57,10 +57,8 @@ function flowingReads(stream: Readable): BodyReads {
     }
   };
   const stopWatching = finished(stream, (error) => {
-    if (error) {
-      failed = true;
-      failure = error;
-    } else ended = true;
+    if (error) failure = error;
+    else ended = true;
     answer();
   });
   stream.on('data', (chunk: Uint8Array) => {
@@ -76,7 +74,7 @@ function flowingReads(stream: Readable): BodyReads {
         return Promise.resolve({ done: false, value });
       }
       if (stream.isPaused()) stream.resume();
-      if (failed) return Promise.reject(failure);
+      if (failure) return Promise.reject(failure);
       if (ended) return Promise.resolve({ done: true, value: undefined });
       return new Promise((resolve, reject) => {
         waiting = { resolve, reject };

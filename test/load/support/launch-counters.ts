@@ -88,29 +88,26 @@ export async function idleCpuPerSecond(
   );
 }
 
-/** Statements sent so far per service (`db.client.operation.duration` samples of its pg instrumentation). */
-export async function statementCounts(
+/**
+ * A counter per service, its processes summed, from their `/metrics` (0 before its first count);
+ * `only` scrapes one service and leaves the others be (a scrape costs a process CPU of its own).
+ */
+export async function countersByService(
   services: ReadonlyArray<{ name: string; opsUrl?: string | undefined }>,
+  metric: string,
+  only?: string,
 ): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   for (const service of services) {
-    if (!service.opsUrl) continue;
-    const samples = await scrape(service.opsUrl);
-    counts[service.name] = (counts[service.name] ?? 0) + sumOf(samples, 'db_client_operation_duration_count');
+    if (!service.opsUrl || (only !== undefined && service.name !== only)) continue;
+    counts[service.name] = (counts[service.name] ?? 0) + sumOf(await scrape(service.opsUrl), metric);
   }
   return counts;
 }
 
-/** A counter summed over every process of one service, from their `/metrics` (0 before its first count). */
-export async function serviceCounter(
+/** Statements sent so far per service (`db.client.operation.duration` samples of its pg instrumentation). */
+export function statementCounts(
   services: ReadonlyArray<{ name: string; opsUrl?: string | undefined }>,
-  name: string,
-  metric: string,
-): Promise<number> {
-  let total = 0;
-  for (const service of services) {
-    if (service.name !== name || !service.opsUrl) continue;
-    total += sumOf(await scrape(service.opsUrl), metric);
-  }
-  return total;
+): Promise<Record<string, number>> {
+  return countersByService(services, 'db_client_operation_duration_count');
 }
